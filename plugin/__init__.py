@@ -1,0 +1,1 @@
+"""The grading plugin (being built)."""

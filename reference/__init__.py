@@ -1,0 +1,52 @@
+"""The reference engine: a torch-like reverse-mode autograd on numpy.
+
+    import reference as ag
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([2., 4.])
+
+Each kata's piece lives in its own module (rules, shapes, toposort, accumulate, seeding,
+backward_pass, saved, devices); the engine reaches them only through `pieces.active`.
+"""
+import numpy as _np
+
+from . import autograd, pieces
+from .creation import (
+    arange,
+    full,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .devices import Device as device
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import (
+    abs,
+    exp,
+    log,
+    log_softmax,
+    matmul,
+    max,
+    mean,
+    relu,
+    sigmoid,
+    softmax,
+    sqrt,
+    sum,
+    tanh,
+)
+from .tensor import Tensor
+
+float16 = half = _np.dtype("float16")
+float32 = float = _np.dtype("float32")
+float64 = double = _np.dtype("float64")
+int32 = _np.dtype("int32")
+int64 = long = _np.dtype("int64")
+bool = _np.dtype("bool")
+
+pieces.load_reference()

@@ -1,0 +1,70 @@
+"""The entry points of a backward pass: `backward` accumulates into `.grad`, `grad` returns
+the gradients instead. Both seed the roots (`make_root_grads`) and run the engine loop
+(`run_backward`); the pieces are whatever the seam has active."""
+import warnings
+
+from . import graph  # noqa: F401  (ag.autograd.graph.get_gradient_edge, as in torch)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .pieces import active
+from .tensor import Tensor
+
+
+def _as_tuple(tensors):
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _as_grad_tuple(grads, count):
+    if grads is None:
+        return None
+    if isinstance(grads, Tensor):
+        return (grads,)
+    return tuple(grads)
+
+
+def _check_inputs(inputs):
+    if not inputs:
+        raise RuntimeError("inputs argument to backward() cannot be empty.")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of `tensors` into the `.grad` of the leaves (or of `inputs`)."""
+    tensors = _as_tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = active.make_root_grads(tensors, _as_grad_tuple(grad_tensors, len(tensors)))
+    if inputs is None:
+        active.run_backward(tensors, seeds, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+    with set_grad_enabled(create_graph), warnings.catch_warnings():
+        # A non-leaf named in inputs gets a .grad too: no "non-leaf .grad" warning for it.
+        warnings.simplefilter("ignore", UserWarning)
+        for t, g in zip(inputs, grads):
+            if g is not None:
+                active.accumulate_grad(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """The gradients of `outputs` with respect to `inputs`, returned, never put in `.grad`."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs, len(outputs)))
+    grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
+    if not allow_unused:
+        for index, g in enumerate(grads):
+            if g is None:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
+                )
+    return tuple(grads)

@@ -1,0 +1,86 @@
+"""Creating tensors, with torch's defaults: Python floats become float32 (the default
+dtype), ints int64; a numpy array keeps its dtype (float64 stays float64)."""
+import numpy as np
+
+from .devices import Device
+from .pieces import active
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed):
+    """Seed ag.randn and ag.rand (they do not draw the same numbers as torch's)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def _place(array, requires_grad, device):
+    device = active.Device(device) if device is not None else Device("cpu")
+    if device.type == "cuda" and device.index is None:
+        device = active.Device("cuda", 0)
+    if device.type != "cpu":
+        array = active.transfer(array, Device("cpu"), device)
+    out = Tensor(array, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+def tensor(data, requires_grad=False, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        data = data.detach()._data
+    array = np.array(data, dtype=_dtype(dtype))
+    if dtype is None and array.dtype == np.float64 and not isinstance(data, np.ndarray):
+        array = array.astype(np.float32)  # Python floats: the default dtype
+    return _place(array, requires_grad, device)
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def zeros(*size, requires_grad=False, dtype=None, device=None):
+    return _place(np.zeros(_shape(size), dtype=_dtype(dtype) or np.float32), requires_grad, device)
+
+
+def ones(*size, requires_grad=False, dtype=None, device=None):
+    return _place(np.ones(_shape(size), dtype=_dtype(dtype) or np.float32), requires_grad, device)
+
+
+def full(size, fill_value, requires_grad=False, dtype=None, device=None):
+    array = np.full(tuple(size), fill_value, dtype=_dtype(dtype) or np.float32)
+    return _place(array, requires_grad, device)
+
+
+def randn(*size, requires_grad=False, dtype=None, device=None):
+    array = _rng.standard_normal(_shape(size)).astype(_dtype(dtype) or np.float32)
+    return _place(array, requires_grad, device)
+
+
+def rand(*size, requires_grad=False, dtype=None, device=None):
+    array = _rng.random(_shape(size)).astype(_dtype(dtype) or np.float32)
+    return _place(array, requires_grad, device)
+
+
+def arange(start, end=None, step=1, requires_grad=False, dtype=None, device=None):
+    if end is None:
+        start, end = 0, start
+    array = np.arange(start, end, step, dtype=_dtype(dtype))
+    if dtype is None and array.dtype == np.float64:
+        array = array.astype(np.float32)
+    return _place(array, requires_grad, device)
+
+
+def zeros_like(t, requires_grad=False, dtype=None, device=None):
+    return zeros(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)
+
+
+def ones_like(t, requires_grad=False, dtype=None, device=None):
+    return ones(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)

@@ -1,0 +1,89 @@
+"""Kata 08 reference: where tensors live.
+
+A device names where a tensor's array is stored ("cpu", "cuda:0", ...). The engine never
+copies between devices on its own: an operation whose operands live apart is an error, and
+the only way across is `.to()`, whose gradient travels back the same way.
+
+This module holds the CPU side; the CUDA backends plug in through `array_module`.
+"""
+import numpy as np
+
+__all__ = ["Device", "array_module", "transfer", "check_same_device", "to_backward"]
+
+DEVICE_TYPES = ("cpu", "cuda")
+
+
+class Device:
+    """A parsed device string, compared and hashed by (type, index) like torch.device."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec, index=None):
+        if isinstance(spec, Device):
+            spec, index = spec.type, spec.index if index is None else index
+        if not isinstance(spec, str):
+            raise TypeError(f"device() received an invalid combination of arguments: {spec!r}")
+        kind, _, number = spec.partition(":")
+        if kind not in DEVICE_TYPES:
+            raise RuntimeError(
+                f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of "
+                f"device string: {spec}"
+            )
+        if number:
+            if index is not None or not number.isdigit():
+                raise RuntimeError(f"Invalid device string: '{spec}'")
+            index = int(number)
+        if kind == "cpu" and index not in (None, 0):
+            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
+        self.type = kind
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = Device(other)
+        return isinstance(other, Device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+def array_module(device):
+    """The array library for a device: numpy on the CPU."""
+    if device.type == "cpu":
+        return np
+    raise RuntimeError(
+        "Torch not compiled with CUDA enabled: this engine has no CUDA backend yet "
+        "(use device='cpu')"
+    )
+
+
+def transfer(array, src, dst):
+    """Copy `array` from device `src` to device `dst` (the same object when they are equal)."""
+    if src == dst:
+        return array
+    array_module(dst)  # raises for a device without a backend
+    raise RuntimeError(f"no transfer from {src} to {dst}")
+
+
+def check_same_device(op, *tensors):
+    """Raise torch's error when the tensor operands of `op` live on different devices."""
+    devices = [t.device for t in tensors if t is not None]
+    for device in devices[1:]:
+        if device != devices[0]:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two "
+                f"devices, {devices[0]} and {device}!"
+            )
+
+
+def to_backward(ctx, grad):
+    # forward: out = x.to(device). The gradient goes back to where x came from.
+    return (grad.to(ctx.source_device),)

@@ -1,0 +1,53 @@
+"""Backward rules of the operations no kata asks for. They go through the seam like the
+others, so the whole engine stays differentiable to any order."""
+from .pieces import active
+
+__all__ = [
+    "sqrt_backward",
+    "abs_backward",
+    "clone_backward",
+    "expand_backward",
+    "softmax_backward",
+    "log_softmax_backward",
+    "index_put_backward",
+]
+
+
+def sqrt_backward(ctx, grad):
+    # out = sqrt(x): d/dx = 1 / (2 sqrt(x))
+    (out,) = ctx.saved_tensors
+    return (grad / (2 * out),)
+
+
+def abs_backward(ctx, grad):
+    # out = |x|: the sign of x (0 at 0, as torch)
+    (x,) = ctx.saved_tensors
+    return (grad * (x > 0) - grad * (x < 0),)
+
+
+def clone_backward(ctx, grad):
+    return (grad,)
+
+
+def expand_backward(ctx, grad):
+    # out = x.expand(shape): the copies' gradients add up, as for any broadcast
+    return (active.unbroadcast(grad, ctx.input_shapes[0]),)
+
+
+def softmax_backward(ctx, grad):
+    # out = softmax(x): d/dx = out * (grad - sum(grad * out)) along dim
+    (out,) = ctx.saved_tensors
+    return (out * (grad - (grad * out).sum(dim=ctx.dim, keepdim=True)),)
+
+
+def log_softmax_backward(ctx, grad):
+    # out = x - logsumexp(x): d/dx = grad - softmax(x) * sum(grad) along dim
+    (out,) = ctx.saved_tensors
+    return (grad - out.exp() * grad.sum(dim=ctx.dim, keepdim=True),)
+
+
+def index_put_backward(ctx, grad):
+    # out = x with values put at index: x's gradient flows where it was not overwritten;
+    # the values' gradient is read back from the index.
+    grad_x = grad if ctx.accumulate else grad.index_put(ctx.index, 0)
+    return grad_x, grad[ctx.index]

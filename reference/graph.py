@@ -1,0 +1,230 @@
+"""Graph objects: the nodes a backward pass walks (torch's `grad_fn`s).
+
+A `Node` is created by an operation when it records a graph. It is also the operation's `ctx`:
+the forward stores what the backward rule needs on it (`ctx.save_for_backward(...)`,
+`ctx.dim = ...`), and the rule reads it back (`ctx.saved_tensors`). `next_functions` has one
+`(node, 0)` pair per input: the input's own grad_fn, its `AccumulateGrad` node when it is a
+leaf that requires grad, or None for a constant.
+
+Calling a node runs the active backward rule (looked up through the seam, so a learner's rule
+is used where one is plugged in) and checks what it returned, with torch's words.
+"""
+from .grad_mode import GradMode
+from .pieces import active
+
+
+class Stats:
+    """Counters the kit reads in tests and benchmarks (counts are not noisy like time)."""
+
+    node_calls = 0
+
+
+class Node:
+    __slots__ = (
+        "_name",
+        "_rule",
+        "next_functions",
+        "needs_input_grad",
+        "input_shapes",
+        "input_dtypes",
+        "reduce_broadcast",
+        "_saved",
+        "pre_hooks",
+        "retained",
+        "__dict__",  # per-operation context (ctx.dim, ctx.keepdim, ...)
+        "__weakref__",
+    )
+
+    def __init__(self, name, rule, inputs, reduce_broadcast=False):
+        self._name = name
+        self._rule = rule
+        self.next_functions = tuple((gradient_node(t), 0) for t in inputs)
+        self.needs_input_grad = tuple(fn is not None for fn, _ in self.next_functions)
+        self.input_shapes = tuple(t._data.shape for t in inputs)
+        self.input_dtypes = tuple(t._data.dtype for t in inputs)
+        # Binary elementwise rules return gradients in the broadcast shape; the engine
+        # reduces them to each input's shape with the `unbroadcast` piece.
+        self.reduce_broadcast = reduce_broadcast
+        self._saved = None
+        self.pre_hooks = None  # hooks of the tensor this node produced, in order
+        self.retained = None  # weak reference to that tensor when it called retain_grad()
+
+    def name(self):
+        return self._name
+
+    def __repr__(self):
+        return f"<{self._name} object at {id(self):#x}>"
+
+    # --- the ctx side: what the forward leaves for the backward rule ---------------------
+
+    def save_for_backward(self, *tensors):
+        saved = active.SavedTensors(self)
+        saved.save(*tensors)
+        self._saved = saved
+
+    @property
+    def saved_tensors(self):
+        return () if self._saved is None else self._saved.unpack()
+
+    def release_saved(self):
+        """Free the saved tensors (a backward without retain_graph does this after the node runs)."""
+        if self._saved is not None:
+            self._saved.release()
+
+    def register_prehook(self, hook):
+        """Run `hook(grad)` on this node's incoming gradient; its return value, if not None, replaces it."""
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        return RemovableHandle(self.pre_hooks, hook)
+
+    # --- the backward side ---------------------------------------------------------------
+
+    def __call__(self, grad):
+        """Gradients for this node's inputs, one per entry of next_functions (None where unused)."""
+        Stats.node_calls += 1
+        grads = getattr(active, self._rule)(self, grad)
+        return self._checked(grads)
+
+    def _checked(self, grads):
+        from .tensor import Tensor
+
+        rule = getattr(active, self._rule)
+        rule_name = getattr(rule, "__name__", self._rule)
+        if isinstance(grads, Tensor) and len(self.next_functions) == 1:
+            grads = (grads,)
+        elif isinstance(grads, list):
+            grads = tuple(grads)
+        elif not isinstance(grads, tuple):
+            raise TypeError(
+                f"{rule_name} returned {type(grads).__name__}; a backward rule must return a "
+                f"tuple with one gradient Tensor (or None) per input of {self._name}"
+            )
+        if len(grads) != len(self.next_functions):
+            raise RuntimeError(
+                f"function {self._name} returned an incorrect number of gradients "
+                f"(expected {len(self.next_functions)}, got {len(grads)})"
+            )
+        checked = []
+        for index, grad in enumerate(grads):
+            if grad is None or self.next_functions[index][0] is None:
+                checked.append(None)
+                continue
+            shape = self.input_shapes[index]
+            _check_is_tensor(grad, rule_name, index)
+            if self.reduce_broadcast and grad._data.shape != shape:
+                grad = active.unbroadcast(grad, shape)
+                _check_is_tensor(grad, "unbroadcast", index)
+            if grad._data.shape != shape:
+                raise RuntimeError(
+                    f"Function {self._name} returned an invalid gradient at index {index} - "
+                    f"got {list(grad._data.shape)} but expected shape compatible with {list(shape)}"
+                )
+            if grad._data.dtype != self.input_dtypes[index]:
+                raise RuntimeError(
+                    f"Function {self._name} returned an invalid gradient at index {index} - "
+                    f"expected dtype {self.input_dtypes[index]} but got {grad._data.dtype}"
+                )
+            checked.append(grad)
+        return tuple(checked)
+
+
+def _check_is_tensor(grad, producer, index):
+    from .tensor import Tensor
+
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"{producer} returned a {type(grad).__module__}.{type(grad).__name__} at index "
+            f"{index}; gradients must be Tensors, computed with tensor operations (that is "
+            "what lets create_graph=True differentiate them again)"
+        )
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: running it adds the gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self._name = "AccumulateGrad"
+        self._rule = None
+        self.variable = variable
+        self.next_functions = ()
+        self.needs_input_grad = ()
+        self.input_shapes = (variable._data.shape,)
+        self.input_dtypes = (variable._data.dtype,)
+        self.reduce_broadcast = False
+        self._saved = None
+        self.retained = None
+
+    @property
+    def pre_hooks(self):
+        # A leaf keeps its hooks itself: this node may be dropped and made again later.
+        return self.variable._hooks
+
+    def register_prehook(self, hook):
+        return self.variable.register_hook(hook)
+
+    def __call__(self, grad):
+        Stats.node_calls += 1
+        # Grad mode is on during a backward pass exactly when create_graph was asked for.
+        active.accumulate_grad(self.variable, grad, GradMode.enabled)
+        return ()
+
+
+def gradient_node(tensor):
+    """The node that receives `tensor`'s gradient: its grad_fn, or its AccumulateGrad if it is a
+    leaf that requires grad, else None (a constant)."""
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    if tensor._requires_grad:
+        return tensor._grad_accumulator()
+    return None
+
+
+class GradientEdge(tuple):
+    """(node, output_nr), as returned by torch.autograd.graph.get_gradient_edge."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr=0):
+        return super().__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0])
+    output_nr = property(lambda self: self[1])
+
+
+def get_gradient_edge(tensor):
+    node = gradient_node(tensor)
+    if node is None:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        )
+    return GradientEdge(node, 0)
+
+
+def reattach(detached, node):
+    """A tensor sharing `detached`'s data and version counter whose grad_fn is `node`.
+
+    Saved outputs use it: a node that kept its own output would keep itself alive (node ->
+    output -> node), so it keeps the output detached and reattaches it when unpacked.
+    """
+    from .tensor import Tensor
+
+    out = Tensor(detached._data, requires_grad=True, grad_fn=node, device=detached._device)
+    out._version_box = detached._version_box
+    return out
+
+
+class RemovableHandle:
+    """Returned by register_hook; `remove()` takes the hook out again."""
+
+    def __init__(self, hooks, hook):
+        self._hooks = hooks
+        self._hook = hook
+        hooks.append(hook)
+
+    def remove(self):
+        for index, hook in enumerate(self._hooks):
+            if hook is self._hook:
+                del self._hooks[index]
+                return

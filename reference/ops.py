@@ -1,0 +1,450 @@
+"""Operations: each computes its result with numpy and, while a graph is being recorded,
+creates the node that will carry the gradient back.
+
+An operation names its node as torch does ("MulBackward0") and the backward rule that node
+runs ("mul_backward"). The rules are kata pieces: they live in rules.py, shapes.py, ... and
+are looked up through the seam (pieces.active) when the backward runs, never imported here.
+"""
+import builtins
+
+import numpy as np
+
+from .grad_mode import GradMode
+from .graph import Node
+from .pieces import active
+from .tensor import Tensor
+
+DEFAULT_FLOAT = np.dtype(np.float32)
+
+
+def record(name, rule, data, inputs, reduce_broadcast=False):
+    """Wrap `data` as the output of an operation on `inputs`.
+
+    Returns (output, node); node is None when no graph is recorded (grad mode off, or no
+    input requires grad): then the operation has nothing to save.
+    """
+    if GradMode.enabled:
+        for t in inputs:
+            if t._requires_grad:
+                node = Node(name, rule, inputs, reduce_broadcast)
+                return Tensor(data, True, node, inputs[0]._device), node
+    return Tensor(data, False, None, inputs[0]._device), None
+
+
+def constant(value, like):
+    """A Python number or array used as an operand: a tensor that never requires grad.
+
+    A float scalar takes the tensor's float dtype (x * 0.5 stays float32, as in torch); a
+    float scalar with an integer tensor gives the default float dtype.
+    """
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+        array = np.asarray(value)
+        if array.dtype == np.float64 and not isinstance(value, np.ndarray):
+            array = array.astype(DEFAULT_FLOAT)
+    else:
+        kind = like._data.dtype.kind
+        if isinstance(value, float) and kind not in "fc":
+            dtype = DEFAULT_FLOAT
+        elif isinstance(value, (bool, np.bool_)) and kind == "b":
+            dtype = np.bool_
+        else:
+            dtype = like._data.dtype
+        array = np.asarray(value, dtype=dtype)
+    return Tensor(array, device=like._device)
+
+
+def operands(op, a, b):
+    """Both operands as tensors on one device (a number joins the tensor's device)."""
+    if not isinstance(b, Tensor):
+        b = constant(b, a)
+    elif not isinstance(a, Tensor):
+        a = constant(a, b)
+    elif a._device is not b._device:
+        active.check_same_device(op, a, b)
+    return a, b
+
+
+# --- elementwise binary: rules in rules.py, gradients reduced by `unbroadcast` ---------------
+
+
+def add(a, b):
+    a, b = operands("add", a, b)
+    out, ctx = record("AddBackward0", "add_backward", a._data + b._data, (a, b), True)
+    return out
+
+
+def sub(a, b):
+    a, b = operands("sub", a, b)
+    out, ctx = record("SubBackward0", "sub_backward", a._data - b._data, (a, b), True)
+    return out
+
+
+def mul(a, b):
+    a, b = operands("mul", a, b)
+    out, ctx = record("MulBackward0", "mul_backward", a._data * b._data, (a, b), True)
+    if ctx:
+        ctx.save_for_backward(a, b)
+    return out
+
+
+def div(a, b):
+    a, b = operands("div", a, b)
+    data = a._data / b._data
+    if data.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
+        data = data.astype(DEFAULT_FLOAT)  # int / int: torch gives the default float dtype
+    out, ctx = record("DivBackward0", "div_backward", data, (a, b), True)
+    if ctx:
+        ctx.save_for_backward(a, b)
+    return out
+
+
+def pow(base, exponent):
+    # torch's names: tensor ** number, tensor ** tensor, number ** tensor.
+    name = (
+        "PowBackward0" if not isinstance(exponent, Tensor)
+        else "PowBackward1" if isinstance(base, Tensor)
+        else "PowBackward2"
+    )
+    base, exponent = operands("pow", base, exponent)
+    out, ctx = record(name, "pow_backward", base._data ** exponent._data, (base, exponent), True)
+    if ctx:
+        ctx.save_for_backward(base, exponent, out)
+    return out
+
+
+# --- elementwise unary: rules in rules.py and extra_rules.py ---------------------------------
+
+
+def neg(x):
+    out, ctx = record("NegBackward0", "neg_backward", -x._data, (x,))
+    return out
+
+
+def exp(x):
+    out, ctx = record("ExpBackward0", "exp_backward", np.exp(x._data), (x,))
+    if ctx:
+        ctx.save_for_backward(out)
+    return out
+
+
+def log(x):
+    out, ctx = record("LogBackward0", "log_backward", np.log(x._data), (x,))
+    if ctx:
+        ctx.save_for_backward(x)
+    return out
+
+
+def sigmoid(x):
+    data = x._data
+    # 1 / (1 + e^-x) overflows for very negative x; this form never does.
+    positive = np.exp(-np.abs(data))
+    data = np.where(data >= 0, 1 / (1 + positive), positive / (1 + positive))
+    out, ctx = record("SigmoidBackward0", "sigmoid_backward", data.astype(x.dtype, copy=False), (x,))
+    if ctx:
+        ctx.save_for_backward(out)
+    return out
+
+
+def tanh(x):
+    out, ctx = record("TanhBackward0", "tanh_backward", np.tanh(x._data), (x,))
+    if ctx:
+        ctx.save_for_backward(out)
+    return out
+
+
+def relu(x):
+    out, ctx = record("ReluBackward0", "relu_backward", np.maximum(x._data, 0), (x,))
+    if ctx:
+        ctx.save_for_backward(out)
+    return out
+
+
+def sqrt(x):
+    out, ctx = record("SqrtBackward0", "sqrt_backward", np.sqrt(x._data), (x,))
+    if ctx:
+        ctx.save_for_backward(out)
+    return out
+
+
+def abs(x):
+    out, ctx = record("AbsBackward0", "abs_backward", np.abs(x._data), (x,))
+    if ctx:
+        ctx.save_for_backward(x)
+    return out
+
+
+def clone(x):
+    out, ctx = record("CloneBackward0", "clone_backward", x._data.copy(), (x,))
+    return out
+
+
+def compare(ufunc, a, b):
+    a, b = operands("comparison", a, b)
+    return Tensor(ufunc(a._data, b._data), device=a._device)
+
+
+# --- reductions: rules in shapes.py -----------------------------------------------------------
+
+
+def normalize_dims(dim, ndim):
+    """dim as a sorted tuple of non-negative axes (None: every axis)."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    rank = builtins.max(ndim, 1)
+    for d in dims:
+        if not -rank <= d < rank:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
+            )
+    return tuple(sorted(d % rank for d in dims)) if ndim else ()
+
+
+def _reduction(name_all, name_dim, rule, numpy_fn, x, dim, keepdim):
+    dims = normalize_dims(dim, x.ndim)
+    data = numpy_fn(x._data, axis=dims, keepdims=keepdim)
+    out, ctx = record(name_all if dim is None else name_dim, rule, np.asarray(data), (x,))
+    if ctx:
+        ctx.dim = dims
+        ctx.keepdim = keepdim
+    return out
+
+
+def sum(x, dim=None, keepdim=False):
+    return _reduction("SumBackward0", "SumBackward1", "sum_backward", np.sum, x, dim, keepdim)
+
+
+def mean(x, dim=None, keepdim=False):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {x.dtype}"
+        )
+    return _reduction("MeanBackward0", "MeanBackward1", "mean_backward", np.mean, x, dim, keepdim)
+
+
+class MaxResult(tuple):
+    """(values, indices), like torch.return_types.max."""
+
+    __slots__ = ()
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+
+def max(x, dim=None, keepdim=False):
+    if dim is None:
+        # The largest element; torch shares its gradient evenly between ties.
+        out, ctx = record("MaxBackward1", "max_backward", np.asarray(x._data.max()), (x,))
+        if ctx:
+            ctx.dim = None
+            ctx.save_for_backward(x, out)
+        return out
+    (axis,) = normalize_dims(dim, x.ndim)
+    indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
+    values = np.take_along_axis(x._data, indices, axis)
+    if not keepdim:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    indices = Tensor(indices, device=x._device)
+    out, ctx = record("MaxBackward0", "max_backward", values, (x,))
+    if ctx:
+        ctx.dim = axis
+        ctx.keepdim = keepdim
+        ctx.indices = indices
+    return MaxResult((out, indices))
+
+
+# --- shapes: rules in shapes.py -----------------------------------------------------------------
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def reshape(x, shape):
+    data = x._data.reshape(_shape_arg(shape))
+    out, ctx = record("ViewBackward0", "reshape_backward", data, (x,))
+    return _view_of(out, x)
+
+
+def transpose(x, dim0, dim1):
+    dim0, dim1 = (normalize_dims(d, x.ndim)[0] for d in (dim0, dim1))
+    return _transposed("TransposeBackward0", x, dim0, dim1)
+
+
+def T(x):
+    if x.ndim < 2:
+        return x
+    if x.ndim > 2:
+        raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 is not supported; use transpose")
+    return _transposed("PermuteBackward0", x, 0, 1)
+
+
+def _transposed(name, x, dim0, dim1):
+    out, ctx = record(name, "transpose_backward", np.swapaxes(x._data, dim0, dim1), (x,))
+    if ctx:
+        ctx.dim0, ctx.dim1 = dim0, dim1
+    return _view_of(out, x)
+
+
+def expand(x, sizes):
+    sizes = _shape_arg(sizes)
+    offset = len(sizes) - x.ndim
+    target = tuple(x.shape[i - offset] if s == -1 else s for i, s in enumerate(sizes))
+    out, ctx = record("ExpandBackward0", "expand_backward", np.broadcast_to(x._data, target), (x,))
+    return _view_of(out, x)
+
+
+def _view_of(out, base):
+    # Views share data; sharing the version counter makes an in-place change through either
+    # one visible to the saved-tensor check.
+    out._version_box = base._version_box
+    out._base = base._base if base._base is not None else base
+    return out
+
+
+def matmul(a, b):
+    a, b = operands("matmul", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D")
+    name = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
+        (a.ndim, b.ndim), "BmmBackward0"
+    )
+    out, ctx = record(name, "matmul_backward", np.matmul(a._data, b._data), (a, b))
+    if ctx:
+        ctx.save_for_backward(a, b)
+    return out
+
+
+# --- indexing: rule in shapes.py; its adjoint `index_put` in extra_rules.py ------------------------
+
+
+def numpy_index(index):
+    """An index with tensors replaced by their arrays (numpy does the rest)."""
+    if isinstance(index, Tensor):
+        return index._data
+    if isinstance(index, tuple):
+        return tuple(i._data if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index
+
+
+def _index_name(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, (np.ndarray, list)) for p in parts):
+        return "IndexBackward0"
+    if all(isinstance(p, (int, np.integer)) for p in parts):
+        return "SelectBackward0"
+    return "SliceBackward0"
+
+
+def getitem(x, index):
+    index = numpy_index(index)
+    data = x._data[index]
+    out, ctx = record(_index_name(index), "getitem_backward", data, (x,))
+    if ctx:
+        ctx.index = index
+    if np.may_share_memory(data, x._data):
+        _view_of(out, x)
+    return out
+
+
+def index_put(x, index, values, accumulate=False):
+    """A copy of x with values written at index (added, with repeats, when accumulate)."""
+    index = numpy_index(index)
+    x, values = operands("index_put", x, values)
+    data = x._data.copy()
+    if accumulate:
+        np.add.at(data, index, values._data)
+    else:
+        data[index] = values._data
+    out, ctx = record("IndexPutBackward0", "index_put_backward", data, (x, values), True)
+    if ctx:
+        ctx.index = index
+        ctx.accumulate = accumulate
+    return out
+
+
+# --- softmax family: rules in extra_rules.py --------------------------------------------------------
+
+
+def softmax(x, dim):
+    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    e = np.exp(shifted)
+    out, ctx = record("SoftmaxBackward0", "softmax_backward", e / e.sum(axis=dim, keepdims=True), (x,))
+    if ctx:
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+    return out
+
+
+def log_softmax(x, dim):
+    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    out, ctx = record("LogSoftmaxBackward0", "log_softmax_backward", data, (x,))
+    if ctx:
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+    return out
+
+
+# --- devices and dtypes: rule in devices.py ----------------------------------------------------------
+
+
+def to(x, device=None, dtype=None):
+    target_device = x._device if device is None else active.Device(device)
+    if target_device.type == "cuda" and target_device.index is None:
+        target_device = active.Device("cuda", 0)
+    target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
+    if target_device == x._device and target_dtype == x._data.dtype:
+        return x
+    data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
+    out, ctx = record("ToCopyBackward0", "to_backward", data, (x,))
+    out._device = target_device
+    if ctx:
+        ctx.source_device = x._device
+        ctx.source_dtype = x._data.dtype
+    return out
+
+
+# --- in place -----------------------------------------------------------------------------------------
+
+
+def inplace(target, op, other, fill=None):
+    """Write op(target, other) into target's own array and bump its version.
+
+    While a graph is recorded the operation joins it: the old value becomes the operation's
+    input and target takes the new node as its grad_fn (torch rebases it the same way).
+    """
+    recording = GradMode.enabled and (
+        target._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
+    )
+    if recording and target.grad_fn is None and target._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if recording:
+        if target._base is not None:
+            raise RuntimeError(
+                "this engine does not record in-place operations on views of tensors that "
+                "require grad; use the out-of-place operation (y = y * 2) instead"
+            )
+        old = Tensor(target._data.copy(), target._requires_grad, target.grad_fn, target._device)
+        result = op(old, other)
+        target.grad_fn = result.grad_fn
+        target._requires_grad = True
+    else:
+        result = None if fill is not None else op(target, other)
+    if fill is not None:
+        target._data.fill(fill)
+    elif result._data.shape != target._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result._data.shape)}"
+        )
+    else:
+        target._data[...] = result._data
+    target._bump_version()
+    return target

@@ -1,0 +1,477 @@
+"""The Tensor: a numpy array plus what autograd needs to know about it.
+
+- `grad_fn`: the node that produced it (None for a leaf),
+- `requires_grad`: whether gradients flow to it,
+- `grad`: for a leaf, the sum of the gradients of every backward pass so far,
+- a version counter bumped by in-place operations, so that a saved tensor that was
+  changed after it was saved is detected instead of giving a silently wrong gradient.
+
+Operations live in `ops`; the methods here only forward to them.
+"""
+import warnings
+
+import numpy as np
+
+from .devices import Device
+from .grad_mode import GradMode
+
+CPU = Device("cpu")
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+class Tensor:
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "grad_fn",
+        "_grad",
+        "_version_box",  # a one-element list shared with detach() and views
+        "_hooks",  # a leaf's hooks (a non-leaf's live on its grad_fn)
+        "_accumulator_ref",  # weak reference to the leaf's AccumulateGrad node
+        "_retains_grad",
+        "_base",  # the tensor this one is a view of, if any
+        "_device",
+        "__weakref__",
+    )
+    # numpy must hand `array * tensor` to Tensor.__rmul__ instead of looping over elements.
+    __array_ufunc__ = None
+
+    def __init__(self, data, requires_grad=False, grad_fn=None, device=CPU):
+        if isinstance(data, np.generic):
+            data = np.asarray(data)  # numpy gives scalars for 0-d results; keep arrays
+        self._data = data
+        self._requires_grad = requires_grad
+        self.grad_fn = grad_fn
+        self._grad = None
+        self._version_box = [0]
+        self._hooks = None
+        self._accumulator_ref = None
+        self._retains_grad = False
+        self._base = None
+        self._device = device
+
+    # --- metadata ------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        return self._data.shape
+
+    def size(self, dim=None):
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    @property
+    def dtype(self):
+        return self._data.dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def _version(self):
+        return self._version_box[0]
+
+    def _bump_version(self):
+        self._version_box[0] += 1
+
+    # --- requires_grad and .grad ---------------------------------------------------------
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(requires_grad) or self.grad_fn is not None
+        return self
+
+    @property
+    def grad(self):
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        """Ask a non-leaf to keep its gradient in .grad (a leaf always does)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+
+        self._retains_grad = True
+        self.grad_fn.retained = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a non-None return replaces it."""
+        from .graph import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_prehook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        return RemovableHandle(self._hooks, hook)
+
+    def _grad_accumulator(self):
+        """The leaf's AccumulateGrad node, shared by every operation that uses the leaf while
+        any of them is alive (held weakly, as torch does, so a leaf does not keep graphs)."""
+        import weakref
+
+        from .graph import AccumulateGrad
+
+        node = self._accumulator_ref() if self._accumulator_ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator_ref = weakref.ref(node)
+        return node
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from . import autograd
+
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # --- data access ---------------------------------------------------------------------
+
+    def detach(self):
+        """The same data and version counter, cut from the graph."""
+        out = Tensor(self._data, device=self._device)
+        out._version_box = self._version_box
+        return out
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        # Like torch: shares the data but not the version counter, so changes made through
+        # .data are invisible to autograd. That is why .data is only for code outside a graph.
+        return Tensor(self._data, device=self._device)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    def numpy(self):
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if self._device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = np.array2string(
+            self._data, separator=", ", prefix="tensor(", precision=4, threshold=1000
+        )
+        extras = []
+        if self._device.type != "cpu":
+            extras.append(f"device='{self._device}'")
+        if self._data.dtype not in (np.float32, np.int64, np.bool_):
+            extras.append(f"dtype={self._data.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # --- conversions ---------------------------------------------------------------------
+
+    def to(self, *args, device=None, dtype=None, copy=False):
+        for arg in args:
+            if isinstance(arg, (str, Device)):
+                device = arg
+            else:
+                dtype = arg
+        return ops.to(self, device=device, dtype=dtype)
+
+    def cpu(self):
+        return ops.to(self, device="cpu")
+
+    def cuda(self, device=None):
+        return ops.to(self, device="cuda" if device is None else Device("cuda", device) if isinstance(device, int) else device)
+
+    def float(self):
+        return ops.to(self, dtype=np.float32)
+
+    def double(self):
+        return ops.to(self, dtype=np.float64)
+
+    def new_zeros(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return Tensor(np.zeros(shape, dtype=self._data.dtype), device=self._device)
+
+    def new_ones(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return Tensor(np.ones(shape, dtype=self._data.dtype), device=self._device)
+
+    def clone(self):
+        return ops.clone(self)
+
+    # --- operations (see ops.py) ---------------------------------------------------------
+
+    def __add__(self, other):
+        return ops.add(self, other)
+
+    def __radd__(self, other):
+        return ops.add(other, self)
+
+    def __sub__(self, other):
+        return ops.sub(self, other)
+
+    def __rsub__(self, other):
+        return ops.sub(other, self)
+
+    def __mul__(self, other):
+        return ops.mul(self, other)
+
+    def __rmul__(self, other):
+        return ops.mul(other, self)
+
+    def __truediv__(self, other):
+        return ops.div(self, other)
+
+    def __rtruediv__(self, other):
+        return ops.div(other, self)
+
+    def __pow__(self, exponent):
+        return ops.pow(self, exponent)
+
+    def __rpow__(self, base):
+        return ops.pow(base, self)
+
+    def __matmul__(self, other):
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return ops.matmul(other, self)
+
+    def __neg__(self):
+        return ops.neg(self)
+
+    def __getitem__(self, index):
+        return ops.getitem(self, index)
+
+    # Comparisons give bool tensors that are never part of a graph.
+    def __gt__(self, other):
+        return ops.compare(np.greater, self, other)
+
+    def __ge__(self, other):
+        return ops.compare(np.greater_equal, self, other)
+
+    def __lt__(self, other):
+        return ops.compare(np.less, self, other)
+
+    def __le__(self, other):
+        return ops.compare(np.less_equal, self, other)
+
+    def __eq__(self, other):
+        return ops.compare(np.equal, self, other)
+
+    def __ne__(self, other):
+        return ops.compare(np.not_equal, self, other)
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    matmul = __matmul__
+    neg = __neg__
+
+    def pow(self, exponent):
+        return ops.pow(self, exponent)
+
+    def exp(self):
+        return ops.exp(self)
+
+    def log(self):
+        return ops.log(self)
+
+    def sigmoid(self):
+        return ops.sigmoid(self)
+
+    def tanh(self):
+        return ops.tanh(self)
+
+    def relu(self):
+        return ops.relu(self)
+
+    def sqrt(self):
+        return ops.sqrt(self)
+
+    def abs(self):
+        return ops.abs(self)
+
+    def sum(self, dim=None, keepdim=False):
+        return ops.sum(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return ops.mean(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        return ops.max(self, dim, keepdim)
+
+    def reshape(self, *shape):
+        return ops.reshape(self, shape)
+
+    def view(self, *shape):
+        return ops.reshape(self, shape)
+
+    def expand(self, *sizes):
+        return ops.expand(self, sizes)
+
+    def transpose(self, dim0, dim1):
+        return ops.transpose(self, dim0, dim1)
+
+    @property
+    def T(self):
+        return ops.T(self)
+
+    @property
+    def mT(self):
+        return ops.transpose(self, -2, -1)
+
+    def softmax(self, dim):
+        return ops.softmax(self, dim)
+
+    def log_softmax(self, dim):
+        return ops.log_softmax(self, dim)
+
+    def index_put(self, indices, values, accumulate=False):
+        return ops.index_put(self, indices, values, accumulate)
+
+    # --- in-place operations (bump the version counter) ----------------------------------
+
+    def zero_(self):
+        return ops.inplace(self, ops.mul, 0, fill=0)
+
+    def add_(self, other, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return ops.inplace(self, ops.add, other)
+
+    def sub_(self, other, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return ops.inplace(self, ops.sub, other)
+
+    def mul_(self, other):
+        return ops.inplace(self, ops.mul, other)
+
+    def div_(self, other):
+        return ops.inplace(self, ops.div, other)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+
+# Imported last: ops needs the Tensor class defined above.
+from . import ops  # noqa: E402
