@@ -1,1 +1,58 @@
-"""The grading plugin (being built)."""
+"""Autograd Katas: the pytest plugin that grades a learner's engine against torch.
+
+Registered by the root conftest.py. Its parts, one idea per module:
+
+    manifest.py    the katas (one entry each)
+    assembly.py    the engine with a learner's pieces plugged in; `assemble()` for use outside pytest
+    engine.py      the one import learner files use: `from plugin import engine as ag`
+    oracle.py      run the same code on torch and on the engine, compare, locate the wrong node
+    graph_view.py  pairing the two graphs, drawing them
+    outcomes.py    stubs are to-dos; one sentence per failure
+    results.py     per-kata bookkeeping from test reports
+    speed.py       learner vs reference timing, growth-class checks
+    table.py       the table at the end of a run
+    grading.py     the pytest hooks
+    options.py     command-line options
+"""
+import pytest
+
+from .assembly import assemble  # noqa: F401
+from .fixtures import _kata_engine, ag, kata_piece, oracle, speed  # noqa: F401
+from .options import pytest_addoption  # noqa: F401
+
+HYPOTHESIS_PROFILE = "autograd-katas"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    # Under pytest-xdist, keep each kata's tests on one worker and in order (speed tests wait
+    # for the kata's correctness tests).
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
+        config.option.dist = "loadgroup"
+
+
+def pytest_configure(config):
+    from .grading import Grading
+
+    config.pluginmanager.register(Grading(config), "autograd-katas-grading")
+    _load_hypothesis_profile(config)
+
+
+def _load_hypothesis_profile(config):
+    """No deadline (a learner's first try may be slow), derandomized (the same code always
+    gets the same grade), no example database written into the learner's clone."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    settings.register_profile(
+        HYPOTHESIS_PROFILE,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        max_examples=30,
+        print_blob=False,
+        # No "explain" phase: it is slow and its notes are for library authors.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile(HYPOTHESIS_PROFILE)

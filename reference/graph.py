@@ -30,6 +30,7 @@ class Node:
         "reduce_broadcast",
         "_saved",
         "pre_hooks",
+        "post_hooks",
         "retained",
         "__dict__",  # per-operation context (ctx.dim, ctx.keepdim, ...)
         "__weakref__",
@@ -38,15 +39,23 @@ class Node:
     def __init__(self, name, rule, inputs, reduce_broadcast=False):
         self._name = name
         self._rule = rule
-        self.next_functions = tuple((gradient_node(t), 0) for t in inputs)
-        self.needs_input_grad = tuple(fn is not None for fn, _ in self.next_functions)
-        self.input_shapes = tuple(t._data.shape for t in inputs)
-        self.input_dtypes = tuple(t._data.dtype for t in inputs)
+        edges, needs, shapes, dtypes = [], [], [], []
+        for t in inputs:
+            node = t.grad_fn if t.grad_fn is not None else (t._grad_accumulator() if t._requires_grad else None)
+            edges.append((node, 0))
+            needs.append(node is not None)
+            shapes.append(t._data.shape)
+            dtypes.append(t._data.dtype)
+        self.next_functions = tuple(edges)
+        self.needs_input_grad = tuple(needs)
+        self.input_shapes = tuple(shapes)
+        self.input_dtypes = tuple(dtypes)
         # Binary elementwise rules return gradients in the broadcast shape; the engine
         # reduces them to each input's shape with the `unbroadcast` piece.
         self.reduce_broadcast = reduce_broadcast
         self._saved = None
         self.pre_hooks = None  # hooks of the tensor this node produced, in order
+        self.post_hooks = None  # hook(grad_inputs, grad_outputs) after the node ran
         self.retained = None  # weak reference to that tensor when it called retain_grad()
 
     def name(self):
@@ -77,28 +86,42 @@ class Node:
             self.pre_hooks = []
         return RemovableHandle(self.pre_hooks, hook)
 
+    def register_hook(self, hook):
+        """Run `hook(grad_inputs, grad_outputs)` after the node ran (as torch's Node.register_hook)."""
+        if self.post_hooks is None:
+            self.post_hooks = []
+        return RemovableHandle(self.post_hooks, hook)
+
     # --- the backward side ---------------------------------------------------------------
 
     def __call__(self, grad):
         """Gradients for this node's inputs, one per entry of next_functions (None where unused)."""
         Stats.node_calls += 1
-        grads = getattr(active, self._rule)(self, grad)
-        return self._checked(grads)
+        version = grad._version_box[0]
+        grads = self._checked(getattr(active, self._rule)(self, grad))
+        if grad._version_box[0] != version:
+            raise RuntimeError(
+                f"the backward rule of {self._name} changed its incoming gradient in place; other "
+                "nodes may hold the same tensor, so a rule must build new tensors (grad * 2, "
+                "not grad.mul_(2))"
+            )
+        if self.post_hooks:
+            for hook in self.post_hooks:
+                hook(grads, (grad,))
+        return grads
 
     def _checked(self, grads):
-        from .tensor import Tensor
-
-        rule = getattr(active, self._rule)
-        rule_name = getattr(rule, "__name__", self._rule)
-        if isinstance(grads, Tensor) and len(self.next_functions) == 1:
-            grads = (grads,)
-        elif isinstance(grads, list):
-            grads = tuple(grads)
-        elif not isinstance(grads, tuple):
-            raise TypeError(
-                f"{rule_name} returned {type(grads).__name__}; a backward rule must return a "
-                f"tuple with one gradient Tensor (or None) per input of {self._name}"
-            )
+        """The rule's gradients, reduced to the inputs' shapes, or torch's error if they do not fit."""
+        if type(grads) is not tuple:
+            if isinstance(grads, Tensor) and len(self.next_functions) == 1:
+                grads = (grads,)
+            elif isinstance(grads, list):
+                grads = tuple(grads)
+            else:
+                raise TypeError(
+                    f"{self._rule} returned {type(grads).__name__}; a backward rule must return "
+                    f"a tuple with one gradient Tensor (or None) per input of {self._name}"
+                )
         if len(grads) != len(self.next_functions):
             raise RuntimeError(
                 f"function {self._name} returned an incorrect number of gradients "
@@ -110,10 +133,12 @@ class Node:
                 checked.append(None)
                 continue
             shape = self.input_shapes[index]
-            _check_is_tensor(grad, rule_name, index)
+            if not isinstance(grad, Tensor):
+                _not_a_tensor(grad, self._rule, index)
             if self.reduce_broadcast and grad._data.shape != shape:
                 grad = active.unbroadcast(grad, shape)
-                _check_is_tensor(grad, "unbroadcast", index)
+                if not isinstance(grad, Tensor):
+                    _not_a_tensor(grad, "unbroadcast", index)
             if grad._data.shape != shape:
                 raise RuntimeError(
                     f"Function {self._name} returned an invalid gradient at index {index} - "
@@ -128,15 +153,12 @@ class Node:
         return tuple(checked)
 
 
-def _check_is_tensor(grad, producer, index):
-    from .tensor import Tensor
-
-    if not isinstance(grad, Tensor):
-        raise TypeError(
-            f"{producer} returned a {type(grad).__module__}.{type(grad).__name__} at index "
-            f"{index}; gradients must be Tensors, computed with tensor operations (that is "
-            "what lets create_graph=True differentiate them again)"
-        )
+def _not_a_tensor(grad, producer, index):
+    raise TypeError(
+        f"{producer} returned a {type(grad).__module__}.{type(grad).__name__} at index "
+        f"{index}; gradients must be Tensors, computed with tensor operations (that is "
+        "what lets create_graph=True differentiate them again)"
+    )
 
 
 class AccumulateGrad(Node):
@@ -154,6 +176,7 @@ class AccumulateGrad(Node):
         self.input_dtypes = (variable._data.dtype,)
         self.reduce_broadcast = False
         self._saved = None
+        self.post_hooks = None
         self.retained = None
 
     @property
@@ -168,6 +191,9 @@ class AccumulateGrad(Node):
         Stats.node_calls += 1
         # Grad mode is on during a backward pass exactly when create_graph was asked for.
         active.accumulate_grad(self.variable, grad, GradMode.enabled)
+        if self.post_hooks:
+            for hook in self.post_hooks:
+                hook((), (grad,))
         return ()
 
 
@@ -208,8 +234,6 @@ def reattach(detached, node):
     Saved outputs use it: a node that kept its own output would keep itself alive (node ->
     output -> node), so it keeps the output detached and reattaches it when unpacked.
     """
-    from .tensor import Tensor
-
     out = Tensor(detached._data, requires_grad=True, grad_fn=node, device=detached._device)
     out._version_box = detached._version_box
     return out
@@ -228,3 +252,7 @@ class RemovableHandle:
             if hook is self._hook:
                 del self._hooks[index]
                 return
+
+
+# Imported last: tensor.py (through ops.py) needs Node defined above.
+from .tensor import Tensor  # noqa: E402

@@ -36,16 +36,17 @@ class SavedTensors:
 
     def save(self, *tensors):
         owner = self._owner()
-        kept = []
+        kept, versions, outputs = [], [], []
         for t in tensors:
-            if t is not None and t.grad_fn is owner:
+            is_output = t is not None and t.grad_fn is owner
+            if is_output:
                 # The node's own output: keep it detached (sharing data and version), or
                 # node -> output -> node would keep both alive.
                 t = t.detach()
             kept.append(t)
-        self._tensors = tuple(kept)
-        self._versions = tuple(None if t is None else t._version for t in kept)
-        self._outputs = tuple(t is not None and t is not s for t, s in zip(kept, tensors))
+            versions.append(None if t is None else t._version)
+            outputs.append(is_output)
+        self._tensors, self._versions, self._outputs = kept, versions, outputs
 
     def unpack(self):
         if self._released:
@@ -55,16 +56,15 @@ class SavedTensors:
         for t, version, is_output in zip(self._tensors, self._versions, self._outputs):
             if t is not None and t._version != version:
                 raise RuntimeError(_modified_message(t, version, owner if is_output else t.grad_fn))
-            if is_output:
-                from .graph import reattach
-
-                t = reattach(t, owner)
-            unpacked.append(t)
+            unpacked.append(reattach(t, owner) if is_output else t)
         return tuple(unpacked)
 
     def release(self):
         self._tensors = self._versions = self._outputs = None
         self._released = True
+
+
+from .graph import reattach  # noqa: E402  (graph.py imports this module's users)
 
 
 def _modified_message(tensor, saved_version, producer):

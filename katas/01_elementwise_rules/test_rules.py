@@ -1,0 +1,166 @@
+"""Kata 01 tests: each rule's gradients against torch's, on random inputs."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes, arrays
+
+from plugin.oracle import Constant
+
+SHAPES = array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+
+
+def floats(low, high):
+    return st.floats(low, high, allow_nan=False, allow_infinity=False, width=64)
+
+
+def same_shape_arrays(low=-3.0, high=3.0, count=2):
+    """`count` float64 arrays of one random shape with values in [low, high]."""
+    return SHAPES.flatmap(
+        lambda shape: st.tuples(*[arrays(np.float64, shape, elements=floats(low, high)) for _ in range(count)])
+    )
+
+
+def away_from_zero(array, margin=0.2):
+    """Shift values near 0 away from it: no division by ~0, no kink of relu or abs."""
+    return np.where(np.abs(array) < margin, np.where(array < 0, -margin, margin), array)
+
+
+# --- binary operations ---------------------------------------------------------------------
+
+@given(same_shape_arrays())
+def test_add(oracle, pair):
+    a, b = pair
+    oracle.check_grads(lambda lib, a, b: a + b, op="a + b", a=a, b=b)
+
+
+@given(same_shape_arrays())
+def test_sub(oracle, pair):
+    a, b = pair
+    oracle.check_grads(lambda lib, a, b: a - b, op="a - b", a=a, b=b)
+
+
+@given(same_shape_arrays())
+def test_mul(oracle, pair):
+    a, b = pair
+    oracle.check_grads(lambda lib, a, b: a * b, op="a * b", a=a, b=b)
+
+
+@given(same_shape_arrays())
+def test_div(oracle, pair):
+    a, b = pair
+    oracle.check_grads(lambda lib, a, b: a / b, op="a / b", a=a, b=away_from_zero(b))
+
+
+@given(same_shape_arrays(0.5, 2.0), floats(-2.0, 3.0))
+def test_pow_with_a_number_exponent(oracle, pair, exponent):
+    base = pair[0]
+    oracle.check_grads(lambda lib, x: x ** exponent, op=f"x ** {exponent}", x=base)
+
+
+@given(same_shape_arrays(0.5, 2.0))
+def test_pow_with_a_tensor_exponent(oracle, pair):
+    base, exponent = pair
+    oracle.check_grads(lambda lib, base, exponent: base ** exponent, op="base ** exponent", base=base, exponent=exponent)
+
+
+def test_pow_of_a_negative_base_with_an_integer_exponent(oracle):
+    x = np.array([-2.0, -0.5, 1.5])
+    oracle.check_grads(lambda lib, x: x ** 3, op="x ** 3", x=x)
+
+
+# --- unary operations ----------------------------------------------------------------------
+
+UNARY = {
+    "neg": (lambda lib, x: -x, -3.0, 3.0),
+    "exp": (lambda lib, x: x.exp(), -3.0, 3.0),
+    "log": (lambda lib, x: x.log(), 0.1, 5.0),
+    "sigmoid": (lambda lib, x: x.sigmoid(), -6.0, 6.0),
+    "tanh": (lambda lib, x: x.tanh(), -3.0, 3.0),
+    "relu": (lambda lib, x: x.relu(), -3.0, 3.0),
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@given(data=st.data())
+def test_unary(oracle, name, data):
+    fn, low, high = UNARY[name]
+    (x,) = data.draw(same_shape_arrays(low, high, count=1))
+    if name == "relu":
+        x = away_from_zero(x)
+    oracle.check_grads(fn, op=f"x.{name}()", x=x)
+
+
+# --- numbers on either side, float32, chains -----------------------------------------------
+
+NUMBER_SIDES = {
+    "x + 2": lambda lib, x: x + 2.0,
+    "2 + x": lambda lib, x: 2.0 + x,
+    "x - 2": lambda lib, x: x - 2.0,
+    "2 - x": lambda lib, x: 2.0 - x,
+    "x * 3": lambda lib, x: x * 3.0,
+    "3 * x": lambda lib, x: 3.0 * x,
+    "x / 4": lambda lib, x: x / 4.0,
+    "4 / x": lambda lib, x: 4.0 / x,
+    "2 ** x": lambda lib, x: 2.0 ** x,
+}
+
+
+@pytest.mark.parametrize("op", list(NUMBER_SIDES))
+def test_a_number_on_either_side(oracle, op):
+    x = np.array([[0.5, -1.5, 2.0], [1.25, -0.75, 3.0]])
+    oracle.check_grads(NUMBER_SIDES[op], op=op, x=x)
+
+
+def test_float32_gradients_stay_float32(oracle):
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    w = np.array([1.5, 0.25, -0.5], dtype=np.float32)
+    oracle.check_grads(lambda lib, x, w: ((x * w).sigmoid() - x / 3).exp(), op="exp(sigmoid(x * w) - x / 3)", x=x, w=w)
+
+
+def test_a_constant_operand_gets_no_gradient(oracle):
+    x = np.array([0.5, -1.0, 2.0])
+    oracle.check_grads(lambda lib, x, c: (x * c).tanh(), op="tanh(x * c)", x=x, c=Constant(np.array([2.0, 3.0, 4.0])))
+
+
+@given(same_shape_arrays(0.2, 2.0, count=3))
+def test_chains_of_operations(oracle, triple):
+    a, b, c = triple
+
+    def chain(lib, a, b, c):
+        h = (a * b - c / b).tanh()
+        return (h.exp() + (a ** 2).log() * h.sigmoid() - (-c).relu()) ** 2
+
+    oracle.check_grads(chain, op="a chain of every operation", a=a, b=b, c=c)
+
+
+# --- second derivatives: rules must be made of tensor operations ---------------------------
+
+SECOND_ORDER = {
+    "mul": lambda x: x * x * x,
+    "div": lambda x: 1.0 / x,
+    "pow": lambda x: x ** 3.5,
+    "exp": lambda x: (x * 2).exp(),
+    "log": lambda x: x.log() * x,
+    "sigmoid": lambda x: x.sigmoid(),
+    "tanh": lambda x: x.tanh(),
+    "neg": lambda x: -(x * x),
+    "sub": lambda x: x * x - x * 3,
+    "add": lambda x: x * x + x,
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER))
+def test_second_derivatives(oracle, name):
+    """d/dx of (d/dx f(x)).sum(): the backward of your backward."""
+    f = SECOND_ORDER[name]
+
+    def second(lib, x):
+        (first,) = lib.autograd.grad(f(x).sum(), x, create_graph=True)
+        assert first.grad_fn is not None, (
+            "the gradient has no grad_fn with create_graph=True: write the rule with tensor "
+            "operations only (no numpy, no .item(), no .data)"
+        )
+        return first
+
+    oracle.check_grads(second, op=f"second derivative through {name}", x=np.array([0.7, 1.3, 2.1]))

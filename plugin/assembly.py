@@ -1,0 +1,120 @@
+"""Engine assembly: the reference engine with some of its pieces replaced by a learner's.
+
+For a test of kata K the learner's pieces of K are plugged in and every other piece stays
+the reference's, so any kata can be done first. The capstone plugs in every learner piece.
+Swapping goes through the engine's seam (reference.pieces), in one process, without
+reloading modules.
+"""
+import contextlib
+import importlib.util
+import sys
+
+import reference
+from reference import pieces as seam
+
+from . import outcomes
+from .manifest import ALL_KATAS, find_kata, katas
+
+SOLUTIONS = ("learner", "reference")
+
+
+class LearnerFileError(Exception):
+    """A learner file that cannot be imported, or lacks a piece the kata needs."""
+
+
+_loaded = {}  # kata slug -> module, or the LearnerFileError it gave
+
+
+def load_learner_module(kata):
+    """Import the learner's file of `kata` (once per process)."""
+    if kata.slug not in _loaded:
+        _loaded[kata.slug] = _import(kata)
+    result = _loaded[kata.slug]
+    if isinstance(result, LearnerFileError):
+        raise result
+    return result
+
+
+def _import(kata):
+    module_name = f"learner_{kata.slug}_{kata.path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, kata.path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # any error in a learner's file is that kata's failure
+        del sys.modules[module_name]
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        return LearnerFileError(
+            f"katas/{kata.slug}/{kata.learner_file} could not be imported{where}: "
+            f"{type(exc).__name__}: {exc}"
+        )
+    return module
+
+
+def learner_file_paths():
+    """The learner files of every kata present (to recognise a stub's NotImplementedError)."""
+    return {k.path.resolve() for k in katas()}
+
+
+def learner_pieces(kata):
+    """{piece name: the learner's implementation} for one kata."""
+    module = load_learner_module(kata)
+    found = {}
+    for name in kata.pieces + kata.functions:
+        if not hasattr(module, name):
+            raise LearnerFileError(
+                f"katas/{kata.slug}/{kata.learner_file} has no `{name}`: the kata's tests "
+                "look it up by that name (restore it from the stub if it was renamed)"
+            )
+        found[name] = getattr(module, name)
+    return found
+
+
+def pieces_for(kata, solution, guarded=True):
+    """The replacements for a test of `kata`: none on the reference solution; the kata's own
+    learner pieces, or every kata's for the capstone. Guarded functions turn a stub's
+    NotImplementedError into a to-do at once (see outcomes.guard)."""
+    if solution == "reference" or kata is None:
+        return {}
+    chosen = [k for k in katas() if k.pieces] if kata.whole_engine else [kata]
+    paths = learner_file_paths()
+    replacements = {}
+    for k in chosen:
+        for name, piece in learner_pieces(k).items():
+            if name in k.pieces:
+                use_guard = guarded and callable(piece) and not isinstance(piece, type)
+                replacements[name] = outcomes.guard(name, piece, paths) if use_guard else piece
+    return replacements
+
+
+@contextlib.contextmanager
+def engine_for(kata, solution="learner"):
+    """Run the engine with the pieces a test of `kata` should use; yields the namespace."""
+    with seam.swapped(pieces_for(kata, solution)):
+        yield reference
+
+
+def assemble(solution="learner", kata=None):
+    """The torch-like engine namespace with the chosen solution's pieces active, for use
+    outside pytest:
+
+        import plugin
+        ag = plugin.assemble("learner")          # every learner piece (like the capstone)
+        ag = plugin.assemble("learner", kata=3)  # only kata 03's, reference for the rest
+        ag = plugin.assemble("reference")
+
+    The choice stays in force until the next call (the engine has one set of active pieces).
+    """
+    if solution not in SOLUTIONS:
+        raise ValueError(f"solution must be one of {SOLUTIONS}, not {solution!r}")
+    if kata is None:
+        chosen = next(k for k in ALL_KATAS if k.whole_engine)
+    else:
+        chosen = find_kata(kata)
+        if chosen is None:
+            raise ValueError(f"no kata {kata!r}; the katas are: {', '.join(k.slug for k in katas())}")
+    replacements = pieces_for(chosen, solution)
+    seam.restore_reference()
+    vars(seam.active).update(replacements)
+    return reference

@@ -1,0 +1,73 @@
+"""Fixtures for kata tests: the assembled engine, the oracle, speed measurement."""
+import pytest
+
+import reference
+
+from .assembly import engine_for
+from .grading import KATA_KEY
+from .oracle import Oracle
+from .speed import Speed
+
+
+def _solution(request):
+    if "speed" in request.fixturenames and hasattr(request.node, "callspec"):
+        if request.node.callspec.params.get("speed") == "reference":
+            return "reference"
+    return request.config.getoption("solution")
+
+
+@pytest.fixture(autouse=True)
+def _kata_engine(request):
+    """Every test inside a kata runs on that kata's learner pieces (reference for the rest)."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None:
+        yield reference
+        return
+    with engine_for(kata, _solution(request)) as engine:
+        yield engine
+
+
+@pytest.fixture
+def ag(_kata_engine):
+    """The engine under test, with torch's API: `ag.tensor(...)`, `ag.autograd.grad(...)`."""
+    return _kata_engine
+
+
+@pytest.fixture
+def oracle(ag):
+    """Runs the same code on torch and on `ag` and compares (see plugin/oracle.py)."""
+    return Oracle(ag)
+
+
+@pytest.fixture(params=["learner", "reference"])
+def speed(request, _kata_engine):
+    """Measures a workload on the learner's pieces and on the reference's (see plugin/speed.py)."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None:
+        pytest.skip("speed tests belong to a kata")
+    grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
+    if grading is not None and not grading.kata_result(kata).clean_so_far():
+        pytest.skip("speed is measured once the kata's tests pass")
+    return Speed(request, kata, request.param)
+
+
+@pytest.fixture
+def kata_piece(request):
+    """The function `name` of this kata's solution (learner's or reference): kata_piece("jacobian")."""
+    from .assembly import learner_pieces
+
+    kata = request.node.stash.get(KATA_KEY, None)
+
+    def get(name):
+        if _solution(request) == "reference":
+            return getattr(reference_solutions(kata), name)
+        return learner_pieces(kata)[name]
+
+    return get
+
+
+def reference_solutions(kata):
+    """The module holding the reference solution of a kata written on the public API."""
+    import importlib
+
+    return importlib.import_module(f"reference.solutions.{kata.name}")

@@ -1,0 +1,200 @@
+"""The grading session: the pytest hooks that turn a test run into a kata report.
+
+Each hook has one job: tag items with their kata, pick the katas to run, run each test on
+the right pieces, turn stubs into to-dos, collect results, print the table.
+"""
+import pytest
+
+from . import outcomes
+from .assembly import learner_file_paths
+from .manifest import find_kata, kata_for_path, katas
+from .results import CACHE_KEY, NOT_STARTED, DONE, KataResult, TestResult
+from .table import write_table
+
+KATA_KEY = pytest.StashKey()
+SPEED_FIXTURE = "speed"
+
+
+class Grading:
+    def __init__(self, config):
+        self.config = config
+        self.results = {}  # slug -> KataResult
+        self.learner_paths = learner_file_paths()
+        self.cached = config.cache.get(CACHE_KEY, {}) if config.cache else {}
+
+    # --- collection ----------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        for item in items:
+            kata = kata_for_path(item.path)
+            if kata is not None:
+                item.stash[KATA_KEY] = kata
+                self._mark(item, kata)
+        self._select(config, items)
+        items[:] = self._speed_tests_last(items)
+
+    def _mark(self, item, kata):
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(self.config.getoption("kata_timeout")))
+        # Under pytest-xdist --dist loadgroup, a kata's tests share a worker, in order.
+        item.add_marker(pytest.mark.xdist_group(kata.slug))
+
+    def _select(self, config, items):
+        wanted = config.getoption("kata") or []
+        if not wanted:
+            return
+        chosen = set()
+        for spec in wanted:
+            if spec == "next":
+                kata = next((k for k in katas() if self.cached.get(k.slug) != DONE), None)
+            else:
+                kata = find_kata(spec)
+            if kata is None and spec != "next":
+                names = ", ".join(k.slug for k in katas())
+                raise pytest.UsageError(f"--kata {spec}: no such kata (the katas: {names})")
+            if kata is not None:
+                chosen.add(kata.slug)
+        keep, drop = [], []
+        for item in items:
+            kata = item.stash.get(KATA_KEY, None)
+            (keep if kata is None or kata.slug in chosen else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    @staticmethod
+    def _speed_tests_last(items):
+        """Within each kata, speed tests run after the correctness tests (they wait for them)."""
+        first_seen = {}
+        keyed = []
+        for index, item in enumerate(items):
+            kata = item.stash.get(KATA_KEY, None)
+            group = first_seen.setdefault(kata.slug if kata else index, index)
+            is_speed = SPEED_FIXTURE in getattr(item, "fixturenames", ())
+            keyed.append(((group, is_speed, index), item))
+        return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
+
+    # --- reports ---------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        kata = item.stash.get(KATA_KEY, None)
+        at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
+        if kata is not None and call.excinfo is not None and not at_stub:
+            outcomes.trim_traceback(call.excinfo)
+        report = yield
+        if kata is None:
+            return report
+        report.kata = kata.slug
+        report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
+        if at_stub:
+            report.outcome = "skipped"
+            report.kata_todo = True
+            report.longrepr = (str(item.path), item.location[1] or 0, "reached a stub: not written yet")
+        elif report.failed:
+            report.kata_message = outcomes.verdict(report)
+        return report
+
+    def pytest_report_teststatus(self, report, config):
+        if getattr(report, "kata_todo", False):
+            return outcomes.TODO, "T", ("TODO", {"yellow": True})
+        return None
+
+    def pytest_runtest_logreport(self, report):
+        slug = getattr(report, "kata", None)
+        if slug is None:
+            return
+        result = self.results.setdefault(slug, KataResult(slug))
+        speed = getattr(report, "kata_speed", None)
+        if speed:
+            result.speed.update(speed)
+        growth = getattr(report, "kata_growth", "")
+        if growth:
+            result.growth = growth
+        if report.when == "call" or report.outcome != "passed":
+            if report.when == "teardown" and report.outcome == "skipped":
+                return
+            outcome = outcomes.TODO if getattr(report, "kata_todo", False) else report.outcome
+            result.add(TestResult(
+                nodeid=report.nodeid,
+                location=(report.location[0], report.location[1]),
+                outcome=outcome,
+                message=getattr(report, "kata_message", ""),
+                speed=getattr(report, "kata_speed_test", False),
+            ))
+
+    # --- the end of the run ----------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        # Before pytest prints the failures: in file order, only each kata's first in full.
+        self._shorten_failures(terminalreporter)
+        yield
+        if _is_xdist_worker(config) or not katas():
+            return
+        write_table(
+            terminalreporter,
+            self.results,
+            self.cached,
+            self._why_no_speed,
+            verbose=config.getoption("verbose") > 0,
+        )
+
+    def _shorten_failures(self, tr):
+        failed = tr.stats.get("failed", [])
+        if not failed:
+            return
+        order = {k.slug: k.number for k in katas()}
+        failed.sort(key=lambda r: (order.get(getattr(r, "kata", None), 0), r.location[0], r.location[1] or 0))
+        if self.config.getoption("verbose") > 0:
+            return
+        seen = set()
+        for report in failed:
+            slug = getattr(report, "kata", None)
+            if slug is None:
+                continue
+            if slug in seen:
+                report.longrepr = f"(shown in one line; -v shows it in full) {getattr(report, 'kata_message', '')}"
+            seen.add(slug)
+
+    def _why_no_speed(self, kata, result):
+        if result is None:
+            return ""
+        if not any(t.speed for t in result.tests.values()):
+            if result.status == DONE:
+                return "no speed test for this kata" if not _has_speed_test(kata) else "speed tests not run"
+            return "measured once the tests pass"
+        if not result.clean_so_far():
+            return "measured once the tests pass"
+        return "not measured in this run"
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        # Remember the learner's progress (for --kata next and the katas a run skips);
+        # a run on the reference solution says nothing about it.
+        if _is_xdist_worker(self.config) or self.config.cache is None:
+            return
+        if self.config.getoption("solution") != "learner":
+            return
+        statuses = dict(self.cached)
+        for slug, result in self.results.items():
+            if result.tests:
+                statuses[slug] = result.status
+        self.config.cache.set(CACHE_KEY, statuses)
+        self.statuses = statuses
+
+    def kata_result(self, kata):
+        return self.results.setdefault(kata.slug, KataResult(kata.slug))
+
+
+def _has_speed_test(kata):
+    return any(kata.folder.glob("test_*speed*.py"))
+
+
+def _is_xdist_worker(config):
+    return hasattr(config, "workerinput")
+
+
+def status_of(results, cached, kata):
+    result = results.get(kata.slug)
+    return result.status if result is not None and result.tests else cached.get(kata.slug, NOT_STARTED)

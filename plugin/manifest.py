@@ -1,0 +1,100 @@
+"""The katas the kit knows: one entry each. Adding a kata is adding one `Kata(...)` line.
+
+A kata lives in `katas/NN_slug/`: README.md (the lesson), the learner's file, graded tests
+(test_*.py), hints.md. `pieces` are the names the learner's file provides that the engine
+calls through its seam; `functions` are names the tests call directly (katas 09 and 10,
+written on the engine's public API).
+"""
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KATAS_DIR = ROOT / "katas"
+
+
+@dataclass(frozen=True)
+class Kata:
+    number: int
+    name: str
+    learner_file: str
+    pieces: tuple = ()
+    functions: tuple = ()
+    reference_module: str = ""  # the reference piece a finished learner compares with
+    whole_engine: bool = False  # the capstone runs on every learner piece
+
+    @property
+    def slug(self):
+        return f"{self.number:02d}_{self.name}"
+
+    @property
+    def folder(self):
+        return KATAS_DIR / self.slug
+
+    @property
+    def path(self):
+        return self.folder / self.learner_file
+
+    @property
+    def lesson(self):
+        return self.folder / "README.md"
+
+    @property
+    def hints(self):
+        return self.folder / "hints.md"
+
+    def exists(self):
+        return self.path.exists()
+
+
+ALL_KATAS = (
+    Kata(1, "elementwise_rules", "rules.py", pieces=(
+        "add_backward", "sub_backward", "mul_backward", "div_backward", "neg_backward",
+        "pow_backward", "exp_backward", "log_backward", "sigmoid_backward", "tanh_backward",
+        "relu_backward",
+    ), reference_module="reference/rules.py"),
+    Kata(2, "shapes", "shapes.py", pieces=(
+        "unbroadcast", "sum_backward", "mean_backward", "max_backward", "reshape_backward",
+        "transpose_backward", "matmul_backward", "getitem_backward",
+    ), reference_module="reference/shapes.py"),
+    Kata(3, "toposort", "toposort.py", pieces=("topological_order",),
+         reference_module="reference/toposort.py"),
+    Kata(4, "accumulation", "accumulate.py", pieces=("merge_grads", "accumulate_grad"),
+         reference_module="reference/accumulate.py"),
+    Kata(5, "seeding", "seeding.py", pieces=("make_root_grads",),
+         reference_module="reference/seeding.py"),
+    Kata(6, "backward_pass", "backward_pass.py", pieces=("run_backward",),
+         reference_module="reference/backward_pass.py"),
+    Kata(7, "retain_graph", "saved.py", pieces=("SavedTensors",),
+         reference_module="reference/saved.py"),
+    Kata(8, "devices", "devices.py", pieces=(
+        "Device", "array_module", "transfer", "check_same_device", "to_backward",
+    ), reference_module="reference/devices.py"),
+    Kata(9, "higher_order", "higher_order.py",
+         functions=("jacobian", "hessian_vector_product", "gradient_penalty")),
+    Kata(10, "capstone", "capstone.py", whole_engine=True),
+)
+
+
+def katas():
+    """The katas present in this checkout, in order."""
+    return [k for k in ALL_KATAS if k.exists()]
+
+
+def kata_for_path(path):
+    """The kata whose folder holds `path`, or None."""
+    path = Path(path).resolve()
+    for kata in ALL_KATAS:
+        if kata.folder == path or kata.folder in path.parents:
+            return kata
+    return None
+
+
+def find_kata(spec):
+    """A kata from what a learner types: "3", "03", "toposort" or "03_toposort"."""
+    text = str(spec).strip().lower()
+    for kata in katas():
+        if text.isdigit() and int(text) == kata.number:
+            return kata
+        if text in (kata.name, kata.slug):
+            return kata
+    return None

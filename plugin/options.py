@@ -1,0 +1,28 @@
+"""Command-line options, grouped under "autograd-katas" in `pytest --help`."""
+from .assembly import SOLUTIONS
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("autograd-katas", "Autograd Katas grading")
+    group.addoption(
+        "--solution",
+        choices=SOLUTIONS,
+        default="learner",
+        help="whose pieces the katas run on: the learner's files (default) or the reference "
+        "engine's (what CI does to check the kit itself)",
+    )
+    group.addoption(
+        "--kata",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this kata: a number (3), a name (toposort, 03_toposort) or 'next' "
+        "(the first kata not done yet); repeatable",
+    )
+    group.addoption(
+        "--kata-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="time limit of one kata test, so that an endless loop fails that test only (default 30)",
+    )

@@ -1,0 +1,260 @@
+"""The oracle: the same test code run on torch and on the engine, the results compared.
+
+Torch runs first, in float64, on copies of the inputs, so nothing a learner's code does can
+change its answer. Then the engine runs on the inputs as given (float32 stays float32).
+
+- `check_grads(fn, **inputs)`: fn(lib, **tensors) builds an output; both sides run a
+  backward from it; the output, and every input's gradient (None-ness, shape, dtype,
+  values) are compared. On a wrong gradient the message names the input, shows both values,
+  and locates the first node in backward order whose gradients part from torch's, with a
+  drawing of the graph around it.
+- `compare(fn, **inputs)`: fn(lib, **tensors) returns anything (tensors, numbers, None,
+  tuples) or raises; both sides must return equal things, raise the same error (torch's
+  phrase), and warn alike.
+"""
+import warnings
+
+import numpy as np
+import torch
+
+from reference.toposort import topological_order
+
+from . import graph_view
+
+
+class KataMismatch(AssertionError):
+    """The engine's answer differs from torch's."""
+
+
+class Constant:
+    """Wrap an input that must not require grad: oracle.check_grads(fn, x=..., w=Constant(...))."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
+
+
+def _tolerance(dtype):
+    return TOLERANCES.get(np.dtype(dtype), (1e-4, 1e-5))
+
+
+def _unwrap(value):
+    return value.value if isinstance(value, Constant) else value
+
+
+def _wants_grad(value):
+    array = np.asarray(_unwrap(value))
+    return not isinstance(value, Constant) and array.dtype.kind == "f"
+
+
+def _make_inputs(lib, inputs, float64):
+    tensors = {}
+    for name, value in inputs.items():
+        array = np.array(_unwrap(value), copy=True)
+        if array.dtype.kind == "f" and float64:
+            array = array.astype(np.float64)
+        if lib is torch:
+            tensors[name] = torch.tensor(array, requires_grad=_wants_grad(value))
+        else:
+            tensors[name] = lib.tensor(array, requires_grad=_wants_grad(value))
+    return tensors
+
+
+def _numpy(t):
+    if isinstance(t, torch.Tensor):
+        return t.detach().cpu().numpy()
+    return np.array(t.detach().cpu().numpy())
+
+
+def _seed_for(shape):
+    # The same seed for the same shape, every run: a grade must not depend on luck.
+    rng = np.random.default_rng(len(shape) * 1000 + int(np.prod(shape, dtype=np.int64)))
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+class Oracle:
+    def __init__(self, engine):
+        self.ag = engine
+
+    # --- gradients ---------------------------------------------------------------------
+
+    def check_grads(self, fn, op=None, **inputs):
+        __tracebackhide__ = True
+        op = op or getattr(fn, "__name__", "the operation")
+        expected = self._run_backward(torch, fn, inputs, float64=True)
+        actual = self._run_backward(self.ag, fn, inputs, float64=False)
+        self._compare_outputs(op, expected, actual)
+        for name in inputs:
+            if _wants_grad(inputs[name]):
+                self._compare_grad(op, name, inputs, expected, actual)
+
+    def _run_backward(self, lib, fn, inputs, float64):
+        tensors = _make_inputs(lib, inputs, float64)
+        out = fn(lib, **tensors)
+        run = {"tensors": tensors, "out": out, "value": _numpy(out)}
+        if out.grad_fn is not None:
+            run["root"] = out.grad_fn
+        return run
+
+    def _backward(self, run, pairs_side, lib):
+        out = run["out"]
+        seed = None if out.numel() == 1 else _seed_for(tuple(out.shape))
+        if seed is not None:
+            seed = torch.tensor(seed) if lib is torch else lib.tensor(seed.astype(_numpy(out).dtype))
+        records, handles = graph_view.record_gradients(pairs_side)
+        try:
+            out.backward(seed)
+        finally:
+            for handle in handles:
+                handle.remove()
+        return records
+
+    def _compare_outputs(self, op, expected, actual):
+        __tracebackhide__ = True
+        pairs = []
+        if "root" in expected and "root" in actual:
+            pairs = graph_view.pair_graphs(actual["root"], expected["root"])
+        expected["records"] = self._backward(expected, [t for _, t in pairs], torch)
+        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag)
+        actual["pairs"] = pairs
+        if actual["value"].shape != expected["value"].shape or not graph_view._close(
+            actual["value"].astype(np.float64), expected["value"].astype(np.float64),
+            *_tolerance(actual["value"].dtype),
+        ):
+            raise KataMismatch(
+                f"{op}: the result (forward) differs from torch's\n"
+                f"  expected {graph_view.abbreviate(expected['value'])}\n"
+                f"  got      {graph_view.abbreviate(actual['value'])}"
+            )
+
+    def _compare_grad(self, op, name, inputs, expected, actual):
+        __tracebackhide__ = True
+        leaf = actual["tensors"][name]
+        theirs = expected["tensors"][name].grad
+        ours = leaf._grad
+        dtype = np.asarray(_unwrap(inputs[name])).dtype
+        problem = None
+        if (ours is None) != (theirs is None):
+            problem = f"the gradient of `{name}` is {'None' if ours is None else 'set'}, torch's is {'None' if theirs is None else 'set'}"
+        elif ours is None:
+            return
+        elif tuple(ours.shape) != tuple(theirs.shape):
+            problem = f"the gradient of `{name}` has shape {tuple(ours.shape)}; torch's (and `{name}`'s) is {tuple(theirs.shape)}"
+        elif np.dtype(ours.dtype) != dtype:
+            problem = f"the gradient of `{name}` is {ours.dtype}, but `{name}` is {dtype} (torch keeps a leaf's dtype)"
+        elif not graph_view._close(_numpy(ours).astype(np.float64), _numpy(theirs), *_tolerance(dtype)):
+            problem = (
+                f"the gradient of `{name}` differs from torch's\n"
+                f"  expected {graph_view.abbreviate(_numpy(theirs))}\n"
+                f"  got      {graph_view.abbreviate(_numpy(ours))}"
+            )
+        if problem:
+            raise KataMismatch(f"{op}: {problem}{self._diagnosis(expected, actual, inputs, dtype)}")
+
+    def _diagnosis(self, expected, actual, inputs, dtype):
+        pairs = actual.get("pairs")
+        if not pairs:
+            return ""
+        root = actual["root"]
+        order = topological_order([root])
+        node, sentence = graph_view.locate(
+            pairs, actual["records"], expected["records"], order, *_tolerance(dtype)
+        )
+        labels = {id(t): name for name, t in actual["tensors"].items()}
+        where = f"\n  where: {sentence}" if node is not None else ""
+        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}"
+
+    # --- behaviour -------------------------------------------------------------------------
+
+    def compare(self, fn, error_phrase=None, **inputs):
+        """Run fn(lib, **tensors) on both; results, errors and warnings must agree."""
+        __tracebackhide__ = True
+        expected = _outcome(torch, fn, _make_inputs(torch, inputs, float64=True))
+        actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))
+        if expected["error"] is not None or actual["error"] is not None:
+            _compare_errors(expected["error"], actual["error"], error_phrase)
+        else:
+            _compare_values(expected["value"], actual["value"], "the result")
+        _compare_warnings(expected["warnings"], actual["warnings"])
+        return actual["value"]
+
+
+def _outcome(lib, fn, tensors):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = fn(lib, **tensors), None
+        except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+            value, error = None, exc
+    return {"value": value, "error": error, "warnings": [w for w in caught if issubclass(w.category, UserWarning)]}
+
+
+def key_phrase(message):
+    """The part of an error message that names the error (before its details)."""
+    message = str(message).strip()
+    head = message.split(":", 1)[0] if ":" in message[:120] else message.split(". ", 1)[0]
+    return head.strip()
+
+
+def _compare_errors(expected, actual, phrase):
+    __tracebackhide__ = True
+    if expected is None:
+        raise KataMismatch(f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}") from actual
+    if actual is None:
+        raise KataMismatch(f"torch raises {type(expected).__name__}: {expected}\n  the engine raised nothing")
+    phrase = phrase or key_phrase(expected)
+    if type(actual) is not type(expected) or phrase not in str(actual):
+        raise KataMismatch(
+            f"torch raises {type(expected).__name__}: {expected}\n"
+            f"  the engine raised {type(actual).__name__}: {actual}\n"
+            f"  (expected the phrase: {phrase!r})"
+        ) from actual
+
+
+def _compare_warnings(expected, actual):
+    __tracebackhide__ = True
+    want = [key_phrase(w.message) for w in expected]
+    got = [key_phrase(w.message) for w in actual]
+    if want != got:
+        raise KataMismatch(f"torch warns {want or 'nothing'}; the engine warns {got or 'nothing'}")
+
+
+def _is_tensor(value):
+    return isinstance(value, torch.Tensor) or hasattr(value, "grad_fn") and hasattr(value, "numpy")
+
+
+def _compare_values(expected, actual, what):
+    __tracebackhide__ = True
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+            raise KataMismatch(f"{what}: torch gives {len(expected)} values, the engine {actual!r}")
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            _compare_values(e, a, f"{what}[{i}]")
+        return
+    if _is_tensor(expected):
+        if not _is_tensor(actual):
+            raise KataMismatch(f"{what}: torch gives a tensor, the engine {actual!r}")
+        e, a = _numpy(expected), _numpy(actual)
+        if e.shape != a.shape:
+            raise KataMismatch(f"{what}: shape {a.shape}, torch's is {e.shape}")
+        if e.dtype.kind != a.dtype.kind:
+            raise KataMismatch(f"{what}: dtype {a.dtype}, torch's is {e.dtype}")
+        if bool(expected.requires_grad) != bool(actual.requires_grad):
+            raise KataMismatch(f"{what}: requires_grad is {actual.requires_grad}, torch's is {expected.requires_grad}")
+        if e.dtype.kind in "fc" and not graph_view._close(a.astype(np.float64), e.astype(np.float64), *_tolerance(a.dtype)):
+            raise KataMismatch(f"{what} differs from torch's\n  expected {graph_view.abbreviate(e)}\n  got      {graph_view.abbreviate(a)}")
+        if e.dtype.kind not in "fc" and not np.array_equal(e, a):
+            raise KataMismatch(f"{what} differs from torch's: expected {e}, got {a}")
+        return
+    if expected is None or actual is None:
+        if expected is not actual:
+            raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")
+        return
+    if isinstance(expected, float):
+        if not np.isclose(expected, actual, rtol=1e-4):
+            raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")
+        return
+    if expected != actual:
+        raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")

@@ -1,0 +1,93 @@
+"""What a test's result means for a learner: a to-do, a pass, or a failure with one sentence.
+
+A test that reaches a learner's stub (NotImplementedError raised in a learner file) is not a
+failure but a to-do: the learner has not written that piece yet. Anything else a learner's
+code raises stays a failure, summed up in one sentence for the kata's row.
+"""
+import functools
+from pathlib import Path
+
+from _pytest.outcomes import Skipped
+
+from .manifest import ROOT
+
+TODO = "todo"
+
+# Frames in these folders are the kit's machinery, not the learner's or the test's code.
+_MACHINERY = (ROOT / "reference", ROOT / "plugin")
+
+
+class StubReached(Skipped):
+    """A learner's stub was called. A skip-type outcome, so that hypothesis stops at once
+    instead of shrinking an example that no input can fix."""
+
+
+def raised_in(exc, paths):
+    """True when the innermost frame of exc's traceback is in one of `paths`."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() in paths
+
+
+def guard(name, piece, learner_paths):
+    """Wrap a learner's function so that reaching its stub raises StubReached."""
+
+    @functools.wraps(piece)
+    def guarded(*args, **kwargs):
+        try:
+            return piece(*args, **kwargs)
+        except NotImplementedError as exc:
+            if raised_in(exc, learner_paths):
+                raise StubReached(f"reached the stub of {name}: not written yet") from exc
+            raise
+
+    return guarded
+
+
+def reached_stub(excinfo, learner_paths):
+    """True when a test stopped at a learner's stub (guarded or not)."""
+    if excinfo is None:
+        return False
+    if excinfo.errisinstance(StubReached):
+        return True
+    return excinfo.errisinstance(NotImplementedError) and raised_in(excinfo.value, learner_paths)
+
+
+def _is_machinery(entry):
+    path = Path(str(entry.path)).resolve()
+    if any(folder in path.parents for folder in _MACHINERY):
+        return True
+    return "site-packages" in path.parts or "hypothesis" in path.parts
+
+
+def trim_traceback(excinfo):
+    """Drop the engine's and the grader's frames, keeping the test's and the learner's."""
+    kept = excinfo.traceback.filter(lambda entry: not _is_machinery(entry))
+    if len(kept):
+        excinfo.traceback = kept
+
+
+def verdict(report):
+    """One sentence for a failed test report."""
+    text = str(report.longrepr) if report.longrepr is not None else ""
+    message = getattr(report, "kata_message", None) or _last_error_line(text)
+    if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
+        return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
+    if "RecursionError" in message:
+        return "recursed too deep (RecursionError): use an explicit stack or queue instead of recursion"
+    return message
+
+
+def _last_error_line(text):
+    """The `E   ...` line that names the exception, as pytest prints it."""
+    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    for line in lines:
+        if line:
+            return _shorten(line)
+    stripped = [line.strip() for line in text.splitlines() if line.strip()]
+    return _shorten(stripped[-1]) if stripped else "failed"
+
+
+def _shorten(line, limit=160):
+    return line if len(line) <= limit else line[: limit - 1] + "…"
