@@ -17,7 +17,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
 import pytest
 
 from .assembly import assemble  # noqa: F401
-from .fixtures import _kata_engine, ag, kata_piece, oracle, speed  # noqa: F401
+from .fixtures import _kata_engine, ag, growth, kata_piece, oracle, speed  # noqa: F401
 from .options import pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
@@ -32,8 +32,15 @@ def pytest_cmdline_main(config):
 
 
 def pytest_configure(config):
-    from .grading import Grading
+    from reference import pieces
 
+    from .assembly import forget_learner_modules
+    from .grading import Grading
+    from .manifest import use_root
+
+    use_root(config.rootpath)
+    forget_learner_modules()
+    pieces.restore_reference()
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     _load_hypothesis_profile(config)
 
@@ -56,3 +63,8 @@ def _load_hypothesis_profile(config):
     )
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile(HYPOTHESIS_PROFILE)
+    if getattr(config, "cache", None) is not None:
+        # Hypothesis keeps a cache of constants; keep it with pytest's, not in the clone's root.
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(config.cache.mkdir("hypothesis"))

@@ -22,14 +22,19 @@ class LearnerFileError(Exception):
     """A learner file that cannot be imported, or lacks a piece the kata needs."""
 
 
-_loaded = {}  # kata slug -> module, or the LearnerFileError it gave
+_loaded = {}  # learner file path -> module, or the LearnerFileError it gave
+
+
+def forget_learner_modules():
+    """Import learner files afresh (a new run, or a new checkout in the kit's own tests)."""
+    _loaded.clear()
 
 
 def load_learner_module(kata):
     """Import the learner's file of `kata` (once per process)."""
-    if kata.slug not in _loaded:
-        _loaded[kata.slug] = _import(kata)
-    result = _loaded[kata.slug]
+    if kata.path not in _loaded:
+        _loaded[kata.path] = _import(kata)
+    result = _loaded[kata.path]
     if isinstance(result, LearnerFileError):
         raise result
     return result

@@ -6,7 +6,7 @@ import reference
 from .assembly import engine_for
 from .grading import KATA_KEY
 from .oracle import Oracle
-from .speed import Speed
+from .speed import Growth, Speed
 
 
 def _solution(request):
@@ -49,6 +49,12 @@ def speed(request, _kata_engine):
     if grading is not None and not grading.kata_result(kata).clean_so_far():
         pytest.skip("speed is measured once the kata's tests pass")
     return Speed(request, kata, request.param)
+
+
+@pytest.fixture
+def growth(request, _kata_engine):
+    """Checks that a piece's time grows like the reference's (see plugin/speed.py)."""
+    return Growth(request, request.node.stash.get(KATA_KEY, None))
 
 
 @pytest.fixture

@@ -9,9 +9,11 @@ from . import outcomes
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas
 from .results import CACHE_KEY, NOT_STARTED, DONE, KataResult, TestResult
+from .speed import SPEED_KEY
 from .table import write_table
 
 KATA_KEY = pytest.StashKey()
+HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
 
 
@@ -20,7 +22,8 @@ class Grading:
         self.config = config
         self.results = {}  # slug -> KataResult
         self.learner_paths = learner_file_paths()
-        self.cached = config.cache.get(CACHE_KEY, {}) if config.cache else {}
+        self.cached = config.cache.get(CACHE_KEY, {}) if getattr(config, "cache", None) else {}
+        self.grading_katas = False  # no table for a run without kata tests (the kit's own)
 
     # --- collection ----------------------------------------------------------------------
 
@@ -33,12 +36,15 @@ class Grading:
                 self._mark(item, kata)
         self._select(config, items)
         items[:] = self._speed_tests_last(items)
+        self.grading_katas = any(KATA_KEY in item.stash for item in items)
 
     def _mark(self, item, kata):
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(self.config.getoption("kata_timeout")))
         # Under pytest-xdist --dist loadgroup, a kata's tests share a worker, in order.
         item.add_marker(pytest.mark.xdist_group(kata.slug))
+        if not self.config.getoption("fulltrace", False):
+            outcomes.hide_machinery(item)
 
     def _select(self, config, items):
         wanted = config.getoption("kata") or []
@@ -80,14 +86,19 @@ class Grading:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         kata = item.stash.get(KATA_KEY, None)
+        if kata is not None:
+            # No "apply this patch to your tests" section from hypothesis: the learner's task
+            # is the piece, and the shrunk example is already in the failure.
+            item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
         at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
-        if kata is not None and call.excinfo is not None and not at_stub:
-            outcomes.trim_traceback(call.excinfo)
         report = yield
         if kata is None:
             return report
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
+        if call.when == "call":
+            for key, value in item.stash.get(SPEED_KEY, {}).items():
+                setattr(report, key, value)
         if at_stub:
             report.outcome = "skipped"
             report.kata_todo = True
@@ -131,7 +142,7 @@ class Grading:
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
         yield
-        if _is_xdist_worker(config) or not katas():
+        if _is_xdist_worker(config) or not katas() or not (self.grading_katas or self.results):
             return
         write_table(
             terminalreporter,
@@ -172,7 +183,7 @@ class Grading:
     def pytest_sessionfinish(self, session, exitstatus):
         # Remember the learner's progress (for --kata next and the katas a run skips);
         # a run on the reference solution says nothing about it.
-        if _is_xdist_worker(self.config) or self.config.cache is None:
+        if _is_xdist_worker(self.config) or getattr(self.config, "cache", None) is None:
             return
         if self.config.getoption("solution") != "learner":
             return

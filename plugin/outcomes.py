@@ -61,11 +61,17 @@ def _is_machinery(entry):
     return "site-packages" in path.parts or "hypothesis" in path.parts
 
 
-def trim_traceback(excinfo):
-    """Drop the engine's and the grader's frames, keeping the test's and the learner's."""
-    kept = excinfo.traceback.filter(lambda entry: not _is_machinery(entry))
-    if len(kept):
-        excinfo.traceback = kept
+def hide_machinery(item):
+    """Show a kata test's failures without the engine's and the grader's frames: the
+    learner reads the test, their own code and the error (--full-trace shows all)."""
+    pytest_filter = item._traceback_filter
+
+    def learner_frames(excinfo):
+        traceback = pytest_filter(excinfo)
+        kept = traceback.filter(lambda entry: not _is_machinery(entry))
+        return kept if len(kept) else traceback
+
+    item._traceback_filter = learner_frames
 
 
 def verdict(report):

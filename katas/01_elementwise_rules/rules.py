@@ -17,12 +17,12 @@ from plugin import engine as ag  # noqa: F401  (the engine's public API, if you 
 
 
 def add_backward(ctx, grad):
-    """out = a + b. Saved: a, b. Return (grad_a, grad_b)."""
+    """out = a + b. Saved: nothing. Return (grad_a, grad_b)."""
     raise NotImplementedError("add_backward: see katas/01_elementwise_rules/README.md")
 
 
 def sub_backward(ctx, grad):
-    """out = a - b. Saved: a, b. Return (grad_a, grad_b)."""
+    """out = a - b. Saved: nothing. Return (grad_a, grad_b)."""
     raise NotImplementedError("sub_backward: see katas/01_elementwise_rules/README.md")
 
 

@@ -1,0 +1,38 @@
+"""Helpers for the kit's own tests: a copy of the kata tree that a test may change freely."""
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def make_checkout(pytester, katas=None):
+    """Copy the katas (all, or the named folders) into pytester's directory, as a learner's
+    clone has them, with the root conftest that registers the plugin."""
+    for folder in sorted((REPO / "katas").iterdir()):
+        if folder.is_dir() and (katas is None or folder.name in katas):
+            shutil.copytree(folder, pytester.path / "katas" / folder.name,
+                            ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+    shutil.copy(REPO / "conftest.py", pytester.path / "conftest.py")
+    pytester.makeini("[pytest]\ntestpaths = katas\n")
+    return pytester.path
+
+
+def write_learner_file(pytester, kata_folder, filename, source):
+    path = pytester.path / "katas" / kata_folder / filename
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def reference_source(module):
+    """The reference piece's source, to plant as a learner's (correct) solution."""
+    return (REPO / "reference" / f"{module}.py").read_text()
+
+
+ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|done)")
+
+
+def table_rows(output_lines):
+    """The kata rows of the feedback table, as (slug, tests, status) tuples."""
+    return [m.groups() for m in map(ROW.match, output_lines) if m]
