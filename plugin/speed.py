@@ -126,3 +126,25 @@ def _growth(small, large, factor):
     if t_large * large_reps < 0.5:  # cheap enough to take the best of two
         t_large = min(t_large, _timed_without_gc(lambda: [large() for _ in range(large_reps)]) / large_reps)
     return t_large / max(t_small, 1e-9)
+
+
+class NodeRuns:
+    """Counts backward node runs inside a `with` block: `with count_node_runs() as runs: ...`,
+    then `runs.count`. For checks where a count says more than a time (one pass for all
+    weights against one pass per weight)."""
+
+    def __enter__(self):
+        from reference.graph import Stats
+
+        self._stats = Stats
+        self._start = Stats.node_calls
+        self.count = 0
+        return self
+
+    def __exit__(self, *exc_info):
+        self.count = self._stats.node_calls - self._start
+        return False
+
+
+def count_node_runs():
+    return NodeRuns()
