@@ -16,6 +16,8 @@ def manual_seed(seed):
 
 
 def _place(array, requires_grad, device):
+    if requires_grad and array.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     device = active.Device(device) if device is not None else Device("cpu")
     if device.type == "cuda" and device.index is None:
         device = active.Device("cuda", 0)
@@ -35,9 +37,17 @@ def tensor(data, requires_grad=False, dtype=None, device=None):
     if isinstance(data, Tensor):
         data = data.detach()._data
     array = np.array(data, dtype=_dtype(dtype))
-    if dtype is None and array.dtype == np.float64 and not isinstance(data, np.ndarray):
+    if dtype is None and array.dtype == np.float64 and not _keeps_float64(data):
         array = array.astype(np.float32)  # Python floats: the default dtype
     return _place(array, requires_grad, device)
+
+
+def _keeps_float64(data):
+    """numpy float64 data (an array, a scalar, or a list of scalars) stays float64, as in
+    torch; Python floats take the default dtype."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return True
+    return isinstance(data, (list, tuple)) and any(isinstance(v, np.float64) for v in data)
 
 
 def _shape(size):

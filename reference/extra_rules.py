@@ -5,6 +5,7 @@ from .pieces import active
 __all__ = [
     "sqrt_backward",
     "abs_backward",
+    "sign_backward",
     "clone_backward",
     "expand_backward",
     "softmax_backward",
@@ -22,7 +23,12 @@ def sqrt_backward(ctx, grad):
 def abs_backward(ctx, grad):
     # out = |x|: the sign of x (0 at 0, as torch)
     (x,) = ctx.saved_tensors
-    return (grad * (x > 0) - grad * (x < 0),)
+    return (grad * x.sign(),)
+
+
+def sign_backward(ctx, grad):
+    # out = sign(x) is flat (almost) everywhere: a zero gradient, still part of the graph
+    return (grad * 0,)
 
 
 def clone_backward(ctx, grad):

@@ -24,7 +24,6 @@ class Node:
         "_name",
         "_rule",
         "next_functions",
-        "needs_input_grad",
         "input_shapes",
         "input_dtypes",
         "reduce_broadcast",
@@ -39,17 +38,16 @@ class Node:
     def __init__(self, name, rule, inputs, reduce_broadcast=False):
         self._name = name
         self._rule = rule
-        edges, needs, shapes, dtypes = [], [], [], []
-        for t in inputs:
-            node = t.grad_fn if t.grad_fn is not None else (t._grad_accumulator() if t._requires_grad else None)
-            edges.append((node, 0))
-            needs.append(node is not None)
-            shapes.append(t._data.shape)
-            dtypes.append(t._data.dtype)
-        self.next_functions = tuple(edges)
-        self.needs_input_grad = tuple(needs)
-        self.input_shapes = tuple(shapes)
-        self.input_dtypes = tuple(dtypes)
+        if len(inputs) == 1:
+            (t,) = inputs
+            self.next_functions = ((gradient_node(t), 0),)
+            self.input_shapes = (t._data.shape,)
+            self.input_dtypes = (t._data.dtype,)
+        else:
+            a, b = inputs
+            self.next_functions = ((gradient_node(a), 0), (gradient_node(b), 0))
+            self.input_shapes = (a._data.shape, b._data.shape)
+            self.input_dtypes = (a._data.dtype, b._data.dtype)
         # Binary elementwise rules return gradients in the broadcast shape; the engine
         # reduces them to each input's shape with the `unbroadcast` piece.
         self.reduce_broadcast = reduce_broadcast
@@ -60,6 +58,11 @@ class Node:
 
     def name(self):
         return self._name
+
+    @property
+    def needs_input_grad(self):
+        """One bool per input: does it want a gradient? (A rule may skip the others.)"""
+        return tuple(fn is not None for fn, _ in self.next_functions)
 
     def __repr__(self):
         return f"<{self._name} object at {id(self):#x}>"
@@ -97,9 +100,9 @@ class Node:
     def __call__(self, grad):
         """Gradients for this node's inputs, one per entry of next_functions (None where unused)."""
         Stats.node_calls += 1
-        version = grad._version_box[0]
-        grads = self._checked(getattr(active, self._rule)(self, grad))
-        if grad._version_box[0] != version:
+        version = grad._version
+        grads = self._checked(getattr(active, self._rule)(self, grad), grad._data.dtype)
+        if grad._version != version:
             raise RuntimeError(
                 f"the backward rule of {self._name} changed its incoming gradient in place; other "
                 "nodes may hold the same tensor, so a rule must build new tensors (grad * 2, "
@@ -110,7 +113,7 @@ class Node:
                 hook(grads, (grad,))
         return grads
 
-    def _checked(self, grads):
+    def _checked(self, grads, grad_dtype):
         """The rule's gradients, reduced to the inputs' shapes, or torch's error if they do not fit."""
         if type(grads) is not tuple:
             if isinstance(grads, Tensor) and len(self.next_functions) == 1:
@@ -145,10 +148,14 @@ class Node:
                     f"got {list(grad._data.shape)} but expected shape compatible with {list(shape)}"
                 )
             if grad._data.dtype != self.input_dtypes[index]:
-                raise RuntimeError(
-                    f"Function {self._name} returned an invalid gradient at index {index} - "
-                    f"expected dtype {self.input_dtypes[index]} but got {grad._data.dtype}"
-                )
+                if grad._data.dtype != grad_dtype:
+                    raise RuntimeError(
+                        f"Function {self._name} returned an invalid gradient at index {index} - "
+                        f"expected dtype {self.input_dtypes[index]} but got {grad._data.dtype}"
+                    )
+                # A mixed-precision operation (float32 * float64 gives float64): the gradient
+                # is in the output's dtype and goes back in the input's, as torch casts it.
+                grad = grad.to(dtype=self.input_dtypes[index])
             checked.append(grad)
         return tuple(checked)
 
@@ -171,7 +178,6 @@ class AccumulateGrad(Node):
         self._rule = None
         self.variable = variable
         self.next_functions = ()
-        self.needs_input_grad = ()
         self.input_shapes = (variable._data.shape,)
         self.input_dtypes = (variable._data.dtype,)
         self.reduce_broadcast = False
@@ -235,7 +241,7 @@ def reattach(detached, node):
     output -> node), so it keeps the output detached and reattaches it when unpacked.
     """
     out = Tensor(detached._data, requires_grad=True, grad_fn=node, device=detached._device)
-    out._version_box = detached._version_box
+    out._version_box = detached._shared_version()
     return out
 
 

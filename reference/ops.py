@@ -31,6 +31,9 @@ def record(name, rule, data, inputs, reduce_broadcast=False):
     return Tensor(data, False, None, inputs[0]._device), None
 
 
+_constants = {}  # (number, dtype, device) -> its tensor: `y * 0.5` in a loop makes it once
+
+
 def constant(value, like):
     """A Python number or array used as an operand: a tensor that never requires grad.
 
@@ -39,6 +42,18 @@ def constant(value, like):
     """
     if isinstance(value, Tensor):
         return value
+    if type(value) in (float, int):
+        key = (value, type(value), like._data.dtype, like._device)
+        cached = _constants.get(key)
+        if cached is None:
+            if len(_constants) > 4096:
+                _constants.clear()
+            cached = _constants[key] = _make_constant(value, like)
+        return cached
+    return _make_constant(value, like)
+
+
+def _make_constant(value, like):
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
         array = np.asarray(value)
         if array.dtype == np.float64 and not isinstance(value, np.ndarray):
@@ -53,6 +68,31 @@ def constant(value, like):
             dtype = like._data.dtype
         array = np.asarray(value, dtype=dtype)
     return Tensor(array, device=like._device)
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def result_dtype(a, b):
+    """torch's promotion where it differs from numpy's: a 0-d operand (a number, or a 0-d
+    tensor) does not widen a dimensioned one of the same kind (float32 * 0-d float64 stays
+    float32; int64 * 2.5 gives float32); it decides only when its kind is higher."""
+    if (a.ndim == 0) == (b.ndim == 0):
+        return None
+    sized, zero_d = (a, b) if b.ndim == 0 else (b, a)
+    if _CATEGORY[zero_d._data.dtype.kind] > _CATEGORY[sized._data.dtype.kind]:
+        return zero_d._data.dtype
+    return sized._data.dtype
+
+
+def binary(ufunc, a, b):
+    """ufunc(a, b) on the arrays, with torch's result dtype."""
+    data = ufunc(a._data, b._data)
+    if a._data.dtype != b._data.dtype:
+        dtype = result_dtype(a, b)
+        if dtype is not None and data.dtype != dtype:
+            data = data.astype(dtype)
+    return data
 
 
 def operands(op, a, b):
@@ -71,19 +111,19 @@ def operands(op, a, b):
 
 def add(a, b):
     a, b = operands("add", a, b)
-    out, ctx = record("AddBackward0", "add_backward", a._data + b._data, (a, b), True)
+    out, ctx = record("AddBackward0", "add_backward", binary(np.add, a, b), (a, b), True)
     return out
 
 
 def sub(a, b):
     a, b = operands("sub", a, b)
-    out, ctx = record("SubBackward0", "sub_backward", a._data - b._data, (a, b), True)
+    out, ctx = record("SubBackward0", "sub_backward", binary(np.subtract, a, b), (a, b), True)
     return out
 
 
 def mul(a, b):
     a, b = operands("mul", a, b)
-    out, ctx = record("MulBackward0", "mul_backward", a._data * b._data, (a, b), True)
+    out, ctx = record("MulBackward0", "mul_backward", binary(np.multiply, a, b), (a, b), True)
     if ctx:
         ctx.save_for_backward(a, b)
     return out
@@ -91,7 +131,7 @@ def mul(a, b):
 
 def div(a, b):
     a, b = operands("div", a, b)
-    data = a._data / b._data
+    data = binary(np.true_divide, a, b)
     if data.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
         data = data.astype(DEFAULT_FLOAT)  # int / int: torch gives the default float dtype
     out, ctx = record("DivBackward0", "div_backward", data, (a, b), True)
@@ -108,7 +148,7 @@ def pow(base, exponent):
         else "PowBackward2"
     )
     base, exponent = operands("pow", base, exponent)
-    out, ctx = record(name, "pow_backward", base._data ** exponent._data, (base, exponent), True)
+    out, ctx = record(name, "pow_backward", binary(np.power, base, exponent), (base, exponent), True)
     if ctx:
         ctx.save_for_backward(base, exponent, out)
     return out
@@ -137,11 +177,13 @@ def log(x):
 
 
 def sigmoid(x):
-    data = x._data
-    # 1 / (1 + e^-x) overflows for very negative x; this form never does.
-    positive = np.exp(-np.abs(data))
-    data = np.where(data >= 0, 1 / (1 + positive), positive / (1 + positive))
-    out, ctx = record("SigmoidBackward0", "sigmoid_backward", data.astype(x.dtype, copy=False), (x,))
+    # 1 / (1 + e^-x); e^-x overflows to inf for very negative x, which gives the right 0.
+    data = np.negative(x._data, out=np.empty_like(x._data))  # an array even when 0-d
+    with np.errstate(over="ignore"):
+        np.exp(data, out=data)
+    data += 1
+    np.reciprocal(data, out=data)
+    out, ctx = record("SigmoidBackward0", "sigmoid_backward", data, (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
@@ -175,6 +217,11 @@ def abs(x):
     return out
 
 
+def sign(x):
+    out, ctx = record("SignBackward0", "sign_backward", np.sign(x._data), (x,))
+    return out
+
+
 def clone(x):
     out, ctx = record("CloneBackward0", "clone_backward", x._data.copy(), (x,))
     return out
@@ -190,8 +237,8 @@ def compare(ufunc, a, b):
 
 def normalize_dims(dim, ndim):
     """dim as a sorted tuple of non-negative axes (None: every axis)."""
-    if dim is None:
-        return tuple(range(ndim))
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))  # torch also reads dim=() as "every dimension"
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     rank = builtins.max(ndim, 1)
     for d in dims:
@@ -301,7 +348,7 @@ def expand(x, sizes):
 def _view_of(out, base):
     # Views share data; sharing the version counter makes an in-place change through either
     # one visible to the saved-tensor check.
-    out._version_box = base._version_box
+    out._version_box = base._shared_version()
     out._base = base._base if base._base is not None else base
     return out
 

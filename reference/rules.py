@@ -92,6 +92,8 @@ def tanh_backward(ctx, grad):
 
 
 def relu_backward(ctx, grad):
-    # out = max(x, 0): the gradient passes where the output is positive (torch takes 0 at x = 0)
+    # out = max(x, 0): the gradient passes where the output is positive (torch takes 0 at x = 0).
+    # sign(out) is that mask (1 or 0); unlike `out > 0` it stays in the graph, with a zero
+    # gradient of its own, so create_graph gives torch's (zero) second derivative.
     (out,) = ctx.saved_tensors
-    return (grad * (out > 0),)
+    return (grad * out.sign(),)

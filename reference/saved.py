@@ -9,6 +9,7 @@ nothing can run any number of times.
 A saved tensor may also be changed in place after it was saved; the version counter it
 had when saved tells, and unpacking refuses to hand out a changed value.
 """
+import re
 import weakref
 
 __all__ = ["SavedTensors"]
@@ -67,9 +68,14 @@ class SavedTensors:
 from .graph import reattach  # noqa: E402  (graph.py imports this module's users)
 
 
+def _operation(node_name):
+    return re.sub(r"Backward\d*$", "", node_name)
+
+
 def _modified_message(tensor, saved_version, producer):
     kind = TYPE_NAMES.get(str(tensor.dtype), f"{tensor.dtype} tensor")
-    origin = "" if producer is None else f", which is output 0 of {producer.name()},"
+    # torch names the operation, not its node: "output 0 of Sigmoid", not SigmoidBackward0.
+    origin = "" if producer is None else f", which is output 0 of {_operation(producer.name())},"
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [torch.{kind} {list(tensor.shape)}]{origin} is at version "

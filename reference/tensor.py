@@ -32,7 +32,7 @@ class Tensor:
         "_requires_grad",
         "grad_fn",
         "_grad",
-        "_version_box",  # a one-element list shared with detach() and views
+        "_version_box",  # [version], shared with detach() and views; None until needed
         "_hooks",  # a leaf's hooks (a non-leaf's live on its grad_fn)
         "_accumulator_ref",  # weak reference to the leaf's AccumulateGrad node
         "_retains_grad",
@@ -50,7 +50,7 @@ class Tensor:
         self._requires_grad = requires_grad
         self.grad_fn = grad_fn
         self._grad = None
-        self._version_box = [0]
+        self._version_box = None  # version 0; made on demand (most tensors never need one)
         self._hooks = None
         self._accumulator_ref = None
         self._retains_grad = False
@@ -94,10 +94,17 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._version_box[0]
+        box = self._version_box
+        return 0 if box is None else box[0]
+
+    def _shared_version(self):
+        """The version counter itself, to share with a tensor that shares this one's data."""
+        if self._version_box is None:
+            self._version_box = [0]
+        return self._version_box
 
     def _bump_version(self):
-        self._version_box[0] += 1
+        self._shared_version()[0] += 1
 
     # --- requires_grad and .grad ---------------------------------------------------------
 
@@ -117,7 +124,7 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if requires_grad and self._data.dtype.kind not in "fc":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad) or self.grad_fn is not None
         return self
 
@@ -133,9 +140,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
             if value.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                    f"grad_dtype '{self.dtype}'. The gradient must match the tensor's grad_dtype"
+                )
             if value.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value
@@ -190,7 +204,7 @@ class Tensor:
     def detach(self):
         """The same data and version counter, cut from the graph."""
         out = Tensor(self._data, device=self._device)
-        out._version_box = self._version_box
+        out._version_box = self._shared_version()
         return out
 
     def detach_(self):
@@ -407,6 +421,9 @@ class Tensor:
 
     def abs(self):
         return ops.abs(self)
+
+    def sign(self):
+        return ops.sign(self)
 
     def sum(self, dim=None, keepdim=False):
         return ops.sum(self, dim, keepdim)
