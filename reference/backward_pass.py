@@ -42,7 +42,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             grad = buffers.pop(node, None)
             if grad is None:  # nothing reached it (its users were not needed)
                 continue
-            grad = _run_hooks(node, grad)
+            if node.pre_hooks or node.retained is not None:
+                grad = _run_hooks(node, grad)
             if targets is not None:
                 if node in needed.targets:
                     captured[node] = grad
@@ -56,7 +57,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     continue
                 if needed is not None and child not in needed:
                     continue
-                _add_to_buffer(buffers, child, child_grad)
+                existing = buffers.get(child)
+                buffers[child] = child_grad if existing is None else active.merge_grads(existing, child_grad)
 
     if targets is None:
         return None

@@ -4,7 +4,7 @@ import numpy as np
 
 from .devices import Device
 from .pieces import active
-from .tensor import Tensor
+from .tensor import Tensor, canonical_device
 
 _rng = np.random.default_rng()
 
@@ -23,7 +23,7 @@ def _place(array, requires_grad, device):
         device = active.Device("cuda", 0)
     if device.type != "cpu":
         array = active.transfer(array, Device("cpu"), device)
-    out = Tensor(array, device=device)
+    out = Tensor(array, device=canonical_device(device))
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -62,7 +62,7 @@ class Node:
     @property
     def needs_input_grad(self):
         """One bool per input: does it want a gradient? (A rule may skip the others.)"""
-        return tuple(fn is not None for fn, _ in self.next_functions)
+        return tuple([edge[0] is not None for edge in self.next_functions])
 
     def __repr__(self):
         return f"<{self._name} object at {id(self):#x}>"

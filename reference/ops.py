@@ -12,7 +12,7 @@ import numpy as np
 from .grad_mode import GradMode
 from .graph import Node
 from .pieces import active
-from .tensor import Tensor
+from .tensor import Tensor, canonical_device
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -451,7 +451,7 @@ def to(x, device=None, dtype=None):
         return x
     data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
     out, ctx = record("ToCopyBackward0", "to_backward", data, (x,))
-    out._device = target_device
+    out._device = canonical_device(target_device)
     if ctx:
         ctx.source_device = x._device
         ctx.source_dtype = x._data.dtype

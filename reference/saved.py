@@ -28,6 +28,8 @@ TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "H
 class SavedTensors:
     """What one node saved. `owner` is that node."""
 
+    __slots__ = ("_owner", "_tensors", "_versions", "_outputs", "_released")
+
     def __init__(self, owner):
         # Weak: the node owns this object; a strong reference back would be a cycle.
         self._owner = weakref.ref(owner)
@@ -37,17 +39,14 @@ class SavedTensors:
 
     def save(self, *tensors):
         owner = self._owner()
-        kept, versions, outputs = [], [], []
-        for t in tensors:
-            is_output = t is not None and t.grad_fn is owner
-            if is_output:
-                # The node's own output: keep it detached (sharing data and version), or
-                # node -> output -> node would keep both alive.
-                t = t.detach()
-            kept.append(t)
-            versions.append(None if t is None else t._version)
-            outputs.append(is_output)
-        self._tensors, self._versions, self._outputs = kept, versions, outputs
+        outputs = tuple([t is not None and t.grad_fn is owner for t in tensors])
+        if any(outputs):
+            # The node's own output: keep it detached (sharing data and version), or
+            # node -> output -> node would keep both alive.
+            tensors = tuple([t.detach() if out else t for t, out in zip(tensors, outputs)])
+        self._tensors = tensors
+        self._versions = tuple([None if t is None else t._version for t in tensors])
+        self._outputs = outputs
 
     def unpack(self):
         if self._released:

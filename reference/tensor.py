@@ -16,6 +16,16 @@ from .devices import Device
 from .grad_mode import GradMode
 
 CPU = Device("cpu")
+_devices = {("cpu", None): CPU, ("cpu", 0): CPU}
+
+
+def canonical_device(device):
+    """One object per device, so that operations compare devices with `is` (fast) and call
+    the device check only when they really differ."""
+    key = (device.type, device.index)
+    if key not in _devices:
+        _devices[key] = device
+    return _devices[key]
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
