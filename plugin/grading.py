@@ -6,6 +6,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 import pytest
 
 from . import outcomes
+from .hints import HintBook
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas
 from .results import CACHE_KEY, NOT_STARTED, DONE, KataResult, TestResult
@@ -24,6 +25,8 @@ class Grading:
         self.learner_paths = learner_file_paths()
         self.cached = config.cache.get(CACHE_KEY, {}) if getattr(config, "cache", None) else {}
         self.grading_katas = False  # no table for a run without kata tests (the kit's own)
+        self.hints = HintBook(getattr(config, "cache", None))
+        self.chosen = []  # the katas named with --kata, in order
 
     # --- collection ----------------------------------------------------------------------
 
@@ -61,6 +64,7 @@ class Grading:
                 raise pytest.UsageError(f"--kata {spec}: no such kata (the katas: {names})")
             if kata is not None:
                 chosen.add(kata.slug)
+                self.chosen.append(kata)
         keep, drop = [], []
         for item in items:
             kata = item.stash.get(KATA_KEY, None)
@@ -105,6 +109,9 @@ class Grading:
             report.longrepr = (str(item.path), item.location[1] or 0, "reached a stub: not written yet")
         elif report.failed:
             report.kata_message = outcomes.verdict(report)
+            hint = self.hints.current(kata)
+            if hint:
+                report.sections.append(("Hint (pytest --hint shows the next one)", hint))
         return report
 
     def pytest_report_teststatus(self, report, config):
@@ -151,6 +158,25 @@ class Grading:
             self._why_no_speed,
             verbose=config.getoption("verbose") > 0,
         )
+        if config.getoption("hint"):
+            self._show_next_hint(terminalreporter)
+
+    def _show_next_hint(self, tr):
+        kata = self.chosen[0] if self.chosen else next(
+            (k for k in katas() if status_of(self.results, self.cached, k) != DONE), None
+        )
+        if kata is None:
+            tr.write_line("Every kata is done: no hint needed.")
+            return
+        revealed = self.hints.reveal_next(kata)
+        if revealed is None:
+            tr.write_line(f"Kata {kata.slug} has no hints.")
+            return
+        number, total, text = revealed
+        tr.write_sep("-", f"Hint {number} of {total} for kata {kata.slug}", yellow=True)
+        tr.write_line(text)
+        if number == total:
+            tr.write_line("(that was the last hint: the next step is reference/ once the kata is done)")
 
     def _shorten_failures(self, tr):
         failed = tr.stats.get("failed", [])

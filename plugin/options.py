@@ -20,6 +20,13 @@ def pytest_addoption(parser):
         "(the first kata not done yet); repeatable",
     )
     group.addoption(
+        "--hint",
+        action="store_true",
+        default=False,
+        help="show the next hint of the kata chosen with --kata (else the first kata not done); "
+        "one more each time",
+    )
+    group.addoption(
         "--kata-timeout",
         type=float,
         default=30.0,

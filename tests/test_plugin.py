@@ -232,3 +232,22 @@ def test_todo_is_its_own_outcome_in_the_summary_line(checkout):
     assert result.stdout.lines[-1].count("todo") == 1
     verbose = checkout.runpytest("--kata", "3", "-v")
     assert "TODO" in verbose.stdout.str()
+
+
+def test_hint_shows_one_more_hint_per_call(checkout):
+    first = checkout.runpytest("--kata", "3", "--hint")
+    assert "Hint 1 of" in first.stdout.str() and "for kata 03_toposort" in first.stdout.str()
+    second = checkout.runpytest("--kata", "3", "--hint")
+    assert "Hint 2 of" in second.stdout.str()
+    plain = checkout.runpytest("--kata", "3")
+    assert "Hint 3 of" not in plain.stdout.str()  # only --hint reveals more
+
+
+def test_a_failing_test_carries_the_current_hint(checkout):
+    write_learner_file(checkout, "03_toposort", "toposort.py", RECURSIVE)
+    checkout.runpytest("--kata", "3", "--hint")  # the learner asked for hint 1
+    result = checkout.runpytest("--kata", "3", "-k", "deep_chain")
+    out = result.stdout.str()
+    assert "Hint (pytest --hint shows the next one)" in out
+    hints = (checkout.path / "katas" / "03_toposort" / "hints.md").read_text().split("\n---")
+    assert hints[0].strip().splitlines()[0] in out
