@@ -7,6 +7,7 @@ import pytest
 
 from . import outcomes
 from .hints import HintBook
+from .integrity import import_flags
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas
 from .results import CACHE_KEY, NOT_STARTED, DONE, KataResult, TestResult
@@ -123,7 +124,12 @@ class Grading:
         slug = getattr(report, "kata", None)
         if slug is None:
             return
-        result = self.results.setdefault(slug, KataResult(slug))
+        result = self.results.get(slug)
+        if result is None:
+            result = self.results[slug] = KataResult(slug)
+            kata = find_kata(slug)
+            if kata is not None and self.config.getoption("solution") == "learner":
+                result.flags = import_flags(kata)
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)

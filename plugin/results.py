@@ -28,6 +28,7 @@ class KataResult:
     tests: dict = field(default_factory=dict)  # nodeid -> TestResult
     speed: dict = field(default_factory=dict)  # solution -> median seconds, or "ratio"
     growth: str = ""  # a growth-class verdict ("quadratic ...") from a speed test
+    flags: list = field(default_factory=list)  # integrity flags: such a kata is not done
 
     def add(self, result):
         previous = self.tests.get(result.nodeid)
@@ -50,7 +51,7 @@ class KataResult:
         graded = self.graded
         if not graded or all(t.outcome == "todo" for t in graded):
             return NOT_STARTED
-        if all(t.outcome == "passed" for t in self.tests.values() if t.outcome != "skipped"):
+        if not self.flags and all(t.outcome == "passed" for t in self.tests.values() if t.outcome != "skipped"):
             return DONE
         return IN_PROGRESS
 

@@ -58,6 +58,8 @@ def write_table(tr, results, cached, why_no_speed, verbose):
 def _notes(kata, status, result, verbose):
     if result is None:
         return
+    for flag in result.flags:
+        yield f"flagged: {flag}; the kata counts once it uses the engine's API (from plugin import engine as ag)"
     if status == DONE and kata.reference_module:
         yield f"done: compare with the reference solution in {kata.reference_module}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]

@@ -251,3 +251,10 @@ def test_a_failing_test_carries_the_current_hint(checkout):
     assert "Hint (pytest --hint shows the next one)" in out
     hints = (checkout.path / "katas" / "03_toposort" / "hints.md").read_text().split("\n---")
     assert hints[0].strip().splitlines()[0] in out
+
+
+def test_a_learner_file_importing_the_reference_is_flagged_and_not_done(checkout):
+    write_learner_file(checkout, "03_toposort", "toposort.py", "from reference.toposort import topological_order\n")
+    result = checkout.runpytest("--kata", "3")
+    assert "flagged: imports reference.toposort (line 1)" in result.stdout.str()
+    assert rows(result)["03_toposort"][1] == "in progress"
