@@ -461,11 +461,12 @@ def to(x, device=None, dtype=None):
 # --- in place -----------------------------------------------------------------------------------------
 
 
-def inplace(target, op, other, fill=None):
+def inplace(target, op, other, fill=None, ufunc=None):
     """Write op(target, other) into target's own array and bump its version.
 
     While a graph is recorded the operation joins it: the old value becomes the operation's
     input and target takes the new node as its grad_fn (torch rebases it the same way).
+    Otherwise `ufunc` (np.add for add_) writes straight into the array, like numpy's `+=`.
     """
     recording = GradMode.enabled and (
         target._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
@@ -482,6 +483,13 @@ def inplace(target, op, other, fill=None):
         result = op(old, other)
         target.grad_fn = result.grad_fn
         target._requires_grad = True
+    elif ufunc is not None and fill is None:
+        _, other = operands("inplace", target, other)
+        if np.broadcast_shapes(target._data.shape, other._data.shape) == target._data.shape:
+            ufunc(target._data, other._data, out=target._data, casting="same_kind")
+            target._bump_version()
+            return target
+        result = op(target, other)
     else:
         result = None if fill is not None else op(target, other)
     if fill is not None:

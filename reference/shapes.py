@@ -33,10 +33,9 @@ def unbroadcast(grad, shape):
     stretched = tuple(
         leading + i for i, size in enumerate(shape) if size == 1 and grad.shape[leading + i] != 1
     )
-    dims = tuple(range(leading)) + stretched
-    if dims:
-        grad = grad.sum(dim=dims, keepdim=True)
-    return grad.reshape(shape)
+    if not stretched:  # only new leading dimensions (a bias added to a batch): one sum
+        return grad.sum(dim=tuple(range(leading)))
+    return grad.sum(dim=tuple(range(leading)) + stretched, keepdim=True).reshape(shape)
 
 
 def _kept_shape(ctx):
@@ -52,10 +51,9 @@ def sum_backward(ctx, grad):
 
 
 def mean_backward(ctx, grad):
-    # out = x.sum(dim) / count
+    # out = x.sum(dim) / count: sum's gradient, divided (before it is expanded: less work)
     count = math.prod(ctx.input_shapes[0][d] for d in ctx.dim)
-    (grad_x,) = sum_backward(ctx, grad)
-    return (grad_x / count,)
+    return sum_backward(ctx, grad / count)
 
 
 def max_backward(ctx, grad):
@@ -91,6 +89,10 @@ def matmul_backward(ctx, grad):
     # A 1-D operand is treated as a row (a) or a column (b) and the extra dimension of the
     # gradient is put back; batch dimensions that were broadcast are summed away.
     a, b = ctx.saved_tensors
+    if a.ndim == 2 and b.ndim == 2:  # the common case, without reshapes
+        grad_a = grad @ b.T if ctx.needs_input_grad[0] else None
+        grad_b = a.T @ grad if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
     a2 = a.reshape(1, -1) if a.ndim == 1 else a
     b2 = b.reshape(-1, 1) if b.ndim == 1 else b
     grad_shape = a2.shape[:-1] + b2.shape[-1:]

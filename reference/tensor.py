@@ -481,18 +481,18 @@ class Tensor:
     def add_(self, other, alpha=1):
         if alpha != 1:
             other = other * alpha
-        return ops.inplace(self, ops.add, other)
+        return ops.inplace(self, ops.add, other, ufunc=np.add)
 
     def sub_(self, other, alpha=1):
         if alpha != 1:
             other = other * alpha
-        return ops.inplace(self, ops.sub, other)
+        return ops.inplace(self, ops.sub, other, ufunc=np.subtract)
 
     def mul_(self, other):
-        return ops.inplace(self, ops.mul, other)
+        return ops.inplace(self, ops.mul, other, ufunc=np.multiply)
 
     def div_(self, other):
-        return ops.inplace(self, ops.div, other)
+        return ops.inplace(self, ops.div, other, ufunc=np.true_divide)
 
     __iadd__ = add_
     __isub__ = sub_
