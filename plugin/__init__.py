@@ -57,6 +57,7 @@ def _load_hypothesis_profile(config):
         database=None,
         max_examples=30,
         print_blob=False,
+        report_multiple_bugs=False,  # one failure per test: the first is the one to fix
         # No "explain" phase: it is slow and its notes are for library authors.
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -1,8 +1,6 @@
 """The entry points of a backward pass: `backward` accumulates into `.grad`, `grad` returns
 the gradients instead. Both seed the roots (`make_root_grads`) and run the engine loop
 (`run_backward`); the pieces are whatever the seam has active."""
-import warnings
-
 from . import graph  # noqa: F401  (ag.autograd.graph.get_gradient_edge, as in torch)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .pieces import active
@@ -43,12 +41,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
-    with set_grad_enabled(create_graph), warnings.catch_warnings():
-        # A non-leaf named in inputs gets a .grad too: no "non-leaf .grad" warning for it.
-        warnings.simplefilter("ignore", UserWarning)
+    with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
-            if g is not None:
+            if g is None:
+                continue
+            if t.is_leaf:
                 active.accumulate_grad(t, g, create_graph)
+            else:
+                # A non-leaf named in inputs keeps its gradient as retain_grad does: a copy,
+                # then out-of-place sums (torch never accumulates into it in place).
+                t._grad = g.clone() if t._grad is None else t._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

@@ -1,0 +1,126 @@
+"""Kata 04 (accumulation), graded by the plugin on a copy of its folder: the stubs are to-dos,
+the reference and a differently written solution are done, typical mistakes fail with a reason."""
+import pytest
+
+from kit import make_checkout, table_rows, write_learner_file
+
+KATA = "04_accumulation"
+FILE = "accumulate.py"
+
+# Correct, and written differently from reference/accumulate.py: no detach, a no_grad copy,
+# `+=` for the in-place case, a special case for a gradient merged with itself.
+ALTERNATIVE = '''
+from plugin import engine as ag
+
+
+def merge_grads(existing, incoming):
+    if existing is incoming:  # AddBackward0 of x + x sends one tensor twice
+        return incoming * 2
+    return incoming + existing
+
+
+def accumulate_grad(leaf, grad, create_graph):
+    current = leaf.grad
+    if create_graph:
+        leaf.grad = grad.clone() if current is None else current + grad
+    elif current is None:
+        with ag.no_grad():
+            leaf.grad = grad.clone()
+    else:
+        current += grad  # Tensor.__iadd__ is add_: the same object
+'''
+
+# The most common mistakes: .grad that aliases the incoming gradient, and an in-place merge.
+ALIASING = '''
+def merge_grads(existing, incoming):
+    return existing + incoming
+
+
+def accumulate_grad(leaf, grad, create_graph):
+    if leaf.grad is None:
+        leaf.grad = grad
+    elif create_graph:
+        leaf.grad = leaf.grad + grad
+    else:
+        leaf.grad.add_(grad)
+'''
+
+IN_PLACE_MERGE = '''
+def merge_grads(existing, incoming):
+    existing += incoming
+    return existing
+
+
+def accumulate_grad(leaf, grad, create_graph):
+    if leaf.grad is None:
+        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+    elif create_graph:
+        leaf.grad = leaf.grad + grad
+    else:
+        leaf.grad.add_(grad)
+'''
+
+
+@pytest.fixture
+def checkout(pytester):
+    make_checkout(pytester, katas=[KATA])
+    return pytester
+
+
+def kata_row(result):
+    rows = {slug: (tests, status) for slug, tests, status in table_rows(result.outlines)}
+    assert KATA in rows, result.stdout.str()
+    return rows[KATA]
+
+
+def test_the_shipped_stubs_are_all_to_dos(checkout):
+    result = checkout.runpytest("-p", "no:randomly")
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    assert "passed" not in outcomes and "failed" not in outcomes and "error" not in outcomes, outcomes
+    todo = outcomes.get("todo", 0)
+    assert todo >= 20, outcomes
+    assert kata_row(result) == (f"0/{todo}", "not started")
+    # only the speed tests are left, and they wait for the kata's tests to pass
+    assert outcomes.get("skipped", 0) == 2, outcomes
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_reference_solution_is_done(checkout):
+    result = checkout.runpytest("--solution", "reference", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    tests, status = kata_row(result)
+    assert status == "done", result.stdout.str()
+    passed, total = tests.split("/")
+    assert passed == total
+
+
+def test_a_correct_solution_written_differently_is_done(checkout):
+    write_learner_file(checkout, KATA, FILE, ALTERNATIVE)
+    result = checkout.runpytest("-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    assert kata_row(result)[1] == "done", result.stdout.str()
+    assert "compare with the reference solution in reference/accumulate.py" in result.stdout.str()
+    assert "x reference" in result.stdout.str()  # the speed column has a ratio
+
+
+def test_a_grad_that_aliases_the_incoming_gradient_fails_with_a_reason(checkout):
+    write_learner_file(checkout, KATA, FILE, ALIASING)
+    result = checkout.runpytest("-p", "no:randomly", "-k", "copy or hook")
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert kata_row(result)[1] == "in progress"
+    assert "`p.grad is g`: torch gives False, the engine True" in out
+    assert "the first gradient must be copied into .grad" in out
+    assert "test_a_hook_keeps_the_gradient_it_saw" in out
+
+
+def test_an_in_place_merge_fails_with_a_reason(checkout):
+    write_learner_file(checkout, KATA, FILE, IN_PLACE_MERGE)
+    result = checkout.runpytest("-p", "no:randomly", "-v", "-k", "merge_grads or untouched or two_inputs")
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert "merge_grads changed `existing` in place" in out
+    assert "g after backward(g): torch gives" not in out  # a tensor differs: shown with values
+    assert "g after backward(g) differs from torch's" in out
+    assert "the gradient of `q` differs from torch's" in out  # q's gradient, corrupted through p's buffer
