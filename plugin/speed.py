@@ -14,6 +14,7 @@ import statistics
 import time
 
 import pytest
+from threadpoolctl import threadpool_limits
 
 from reference import pieces as seam
 
@@ -52,7 +53,9 @@ class Speed:
         """Measure workload() (a function of no arguments) on this test's solution."""
         # Time the learner's own functions, not the stub guards wrapped around them.
         unguarded = {n: p.__wrapped__ for n, p in vars(seam.active).items() if hasattr(p, "__wrapped__")}
-        with seam.swapped(unguarded):
+        # One BLAS thread for both sides: a multi-threaded matmul on a shared 2-core machine
+        # swings by 10x from one run to the next, and that would be read as the learner's doing.
+        with seam.swapped(unguarded), threadpool_limits(limits=1, user_api="blas"):
             self._measure(workload, budget)
 
     def _measure(self, workload, budget):
