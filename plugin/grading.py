@@ -204,10 +204,10 @@ class Grading:
     def _why_no_speed(self, kata, result):
         if result is None:
             return ""
+        if not _has_speed_test(kata):
+            return "no speed test for this kata"
         if not any(t.speed for t in result.tests.values()):
-            if result.status == DONE:
-                return "no speed test for this kata" if not _has_speed_test(kata) else "speed tests not run"
-            return "measured once the tests pass"
+            return "speed tests not run" if result.status == DONE else "measured once the tests pass"
         if not result.clean_so_far():
             return "measured once the tests pass"
         return "not measured in this run"

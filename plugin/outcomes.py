@@ -77,7 +77,14 @@ def hide_machinery(item):
 def verdict(report):
     """One sentence for a failed test report."""
     text = str(report.longrepr) if report.longrepr is not None else ""
-    message = getattr(report, "kata_message", None) or _last_error_line(text)
+    # The crash line names the exception that ended the test (not a cause it was raised from).
+    crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
+    if getattr(report, "kata_message", None):
+        message = report.kata_message
+    elif crash.strip():
+        message = _shorten(crash.strip().splitlines()[0])
+    else:
+        message = _last_error_line(text)
     if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
         return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
     if "RecursionError" in message:

@@ -39,7 +39,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         active.run_backward(tensors, seeds, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
-    _check_inputs(inputs)
+    _check_inputs(inputs)  # after the outputs (seeds above), as torch checks them
     grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
     with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
@@ -57,10 +57,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of `outputs` with respect to `inputs`, returned, never put in `.grad`."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
-    _check_inputs(inputs)
     if retain_graph is None:
         retain_graph = create_graph
     seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs, len(outputs)))
+    _check_inputs(inputs)  # after the outputs, as torch checks them
     grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
     if not allow_unused:
         for index, g in enumerate(grads):

@@ -12,21 +12,25 @@ def make_root_grads(outputs, grad_outputs):
     """One seed per output: the given gradient, or ones for a one-element output."""
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     seeds = []
     for index, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if grad is None:
             if output.requires_grad and output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             grad = output.new_ones(output.shape)
+        elif not isinstance(grad, type(output)):  # a Tensor, like the output
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
         elif grad.shape != output.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{index}] has a shape of {_size(grad.shape)} "
                 f"and output[{index}] has a shape of {_size(output.shape)}."
             )
+        elif grad.dtype != output.dtype:
+            grad = grad.to(dtype=output.dtype)  # torch casts a seed to its output's dtype
         seeds.append(grad)
     # Checked after the seeds, in torch's order, so the same mistake gives the same message.
+    if len(seeds) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(seeds)} gradients")
     for index, output in enumerate(outputs):
         if not output.requires_grad:
             raise RuntimeError(

@@ -1,0 +1,336 @@
+"""Kata 05 tests: make_root_grads, graded directly and through backward() against torch."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes, arrays
+
+
+def piece(ag):
+    return ag.pieces.active.make_root_grads
+
+
+def seeds_for(ag, outputs, grad_outputs, what):
+    """Call make_root_grads where torch raises nothing; an error becomes a clear failure."""
+    __tracebackhide__ = True
+    try:
+        seeds = piece(ag)(outputs, grad_outputs)
+    except RuntimeError as error:
+        raise AssertionError(
+            f"make_root_grads{_shapes(outputs, grad_outputs)} raised RuntimeError: {error}\n"
+            f"  but torch seeds this without error: {what}"
+        ) from error
+    assert isinstance(seeds, (list, tuple)), f"make_root_grads must return a list, not {type(seeds).__name__}"
+    assert len(seeds) == len(outputs), f"{len(outputs)} outputs, so {len(outputs)} seeds; got {len(seeds)}"
+    return seeds
+
+
+def _shapes(outputs, grad_outputs):
+    def describe(t):
+        return "None" if t is None else f"<shape {tuple(t.shape)}{'' if t.requires_grad else ', no grad'}>"
+
+    grads = "None" if grad_outputs is None else f"[{', '.join(map(describe, grad_outputs))}]"
+    return f"(outputs=({', '.join(map(describe, outputs))},), grad_outputs={grads})"
+
+
+def array(*values):
+    return np.array(values, dtype=np.float64)
+
+
+def same_error_as_torch(oracle, ag, fn):
+    """fn(lib) must raise on the engine what it raises on torch: the same type and torch's
+    exact words (a learner searching the web for the message finds torch's answers)."""
+    __tracebackhide__ = True
+    oracle.compare(fn)  # the type and torch's key phrase, with both messages on a mismatch
+    theirs, mine = _raised(torch, fn), _raised(ag, fn)
+    assert str(mine) == str(theirs), (
+        "the right error, but not torch's exact words:\n"
+        f"  torch: {theirs}\n"
+        f"  yours: {mine}"
+    )
+
+
+def _raised(lib, fn):
+    __tracebackhide__ = True
+    try:
+        fn(lib)
+    except RuntimeError as error:
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")  # oracle.compare checked this already
+
+
+# --- the piece itself --------------------------------------------------------------------------
+
+ONE_ELEMENT = [(), (1,), (1, 1)]
+
+
+@pytest.mark.parametrize("grad_outputs", [None, [None]], ids=["None", "[None]"])
+@pytest.mark.parametrize("shape", ONE_ELEMENT, ids=str)
+def test_a_one_element_output_is_seeded_with_one(ag, shape, grad_outputs):
+    x = ag.tensor(np.full(shape, 0.5), requires_grad=True)
+    y = x * 3
+    (seed,) = seeds_for(ag, (y,), grad_outputs, f"an output with one element (shape {shape}) is seeded with 1")
+    assert isinstance(seed, ag.Tensor), f"a seed must be a Tensor, not {type(seed).__name__}"
+    assert tuple(seed.shape) == shape, f"the seed of an output of shape {shape} has shape {tuple(seed.shape)}"
+    assert seed.numpy().tolist() == np.ones(shape).tolist(), f"the implicit seed is 1, got {seed.numpy()}"
+    assert not seed.requires_grad and seed.grad_fn is None, (
+        "the implicit seed must be a plain constant (no grad_fn, requires_grad False), like "
+        "torch's ones_like(output): it is not part of anyone's graph"
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_the_implicit_seed_has_the_output_dtype(ag, dtype):
+    x = ag.tensor(np.array([0.5, 1.5], dtype=dtype), requires_grad=True)
+    y = (x * x).sum()
+    (seed,) = seeds_for(ag, (y,), None, "an output with one element is seeded with 1")
+    assert np.dtype(seed.dtype) == np.dtype(dtype), (
+        f"the output is {np.dtype(dtype)} but its seed is {seed.dtype}: make the ones in the "
+        "output's dtype (ag.ones_like(output) or output.new_ones(output.shape)); "
+        "np.ones(...) is float64 and ag.ones(...) is float32"
+    )
+    y.backward()
+    assert np.dtype(x.grad.dtype) == np.dtype(dtype), f"x is {np.dtype(dtype)}, its gradient {x.grad.dtype}"
+
+
+def test_a_given_gradient_is_the_seed(ag):
+    x = ag.tensor(array(1.0, 2.0, 3.0), requires_grad=True)
+    vector, scalar = x * 2, (x * x).sum()
+    g = ag.tensor(array(0.5, -1.0, 0.1))
+    seeds = seeds_for(ag, (vector, scalar), (g, None), "output 0 has a gradient of its shape, output 1 one element")
+    assert isinstance(seeds[0], ag.Tensor) and np.array_equal(seeds[0].numpy(), g.numpy()), (
+        f"output 0 was given the gradient {g.numpy()}: that is its seed, got {seeds[0]!r}"
+    )
+    assert isinstance(seeds[1], ag.Tensor) and seeds[1].numpy().tolist() == 1.0, (
+        f"output 1 (one element) was given None: its seed is 1, got {seeds[1]!r}"
+    )
+
+
+# --- implicit seeds: only one-element outputs --------------------------------------------------
+
+@pytest.mark.parametrize("shape", ONE_ELEMENT, ids=str)
+def test_backward_from_a_one_element_output_needs_no_gradient(oracle, shape):
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    oracle.check_grads(
+        lambda lib, x: (x.tanh() * x).sum().reshape(shape),
+        op=f"(x.tanh() * x).sum().reshape({shape}).backward()",
+        x=x,
+    )
+
+
+NOT_ONE_ELEMENT = [(2,), (1, 2), (2, 3), (3, 1, 1), (0,)]
+
+
+@pytest.mark.parametrize("shape", NOT_ONE_ELEMENT, ids=str)
+def test_a_non_scalar_output_needs_a_gradient(oracle, ag, shape):
+    """torch: "grad can be implicitly created only for scalar outputs"."""
+    data = np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape)
+
+    def backward_without_gradient(lib):
+        x = lib.tensor(data, requires_grad=True)
+        (x * 2).backward()
+
+    same_error_as_torch(oracle, ag, backward_without_gradient)
+
+
+def test_autograd_grad_needs_a_gradient_for_a_non_scalar_output_too(oracle, ag):
+    def grad_without_gradient(lib):
+        x = lib.tensor(array(1.0, 2.0), requires_grad=True)
+        return lib.autograd.grad(x.exp(), x)
+
+    same_error_as_torch(oracle, ag, grad_without_gradient)
+
+
+# --- a given gradient must have the output's shape ---------------------------------------------
+
+WRONG_SHAPES = {
+    "another length": ((2,), (3,)),
+    "no broadcasting": ((2,), (1, 2)),
+    "the same number of elements": ((2, 3), (3, 2)),
+    "a 0-d gradient for a (1,) output": ((1,), ()),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_SHAPES))
+def test_a_gradient_of_the_wrong_shape(oracle, ag, case):
+    """torch: "Mismatch in shape: grad_output[0] has a shape of ... and output[0] has ..."."""
+    out_shape, grad_shape = WRONG_SHAPES[case]
+
+    def backward_with_a_wrong_gradient(lib):
+        x = lib.tensor(np.full(out_shape, 0.5), requires_grad=True)
+        (x * 2).backward(lib.tensor(np.ones(grad_shape)))
+
+    same_error_as_torch(oracle, ag, backward_with_a_wrong_gradient)
+
+
+def test_a_wrong_shape_names_the_index_of_the_gradient(oracle, ag):
+    """torch: "Mismatch in shape: grad_output[1] has a shape of torch.Size([2]) and
+    output[1] has a shape of torch.Size([])."."""
+
+    def two_losses(lib):
+        x = lib.tensor(array(1.0, 2.0), requires_grad=True)
+        l1, l2 = (x * 2).sum(), (x * 3).sum()
+        lib.autograd.backward([l1, l2], [None, lib.tensor(array(1.0, 1.0))])
+
+    same_error_as_torch(oracle, ag, two_losses)
+
+
+def test_one_gradient_per_output(oracle, ag):
+    """torch: "got 2 tensors and 1 gradients": a list of gradients as long as the outputs."""
+
+    def mismatched_lists(lib):
+        x = lib.tensor(array(1.0, 2.0), requires_grad=True)
+        l1, l2 = (x * 2).sum(), (x * 3).sum()
+        lib.autograd.backward([l1, l2], [lib.tensor(2.0, dtype=lib.float64)])
+
+    same_error_as_torch(oracle, ag, mismatched_lists)
+
+
+# --- outputs that do not require grad ----------------------------------------------------------
+
+def leaf(lib):
+    return lib.tensor(array(1.0, 2.0), requires_grad=True)
+
+
+def constant(lib):
+    return lib.tensor(array(3.0, 4.0))  # requires_grad=False: no graph behind it
+
+
+NO_GRAD_CASES = {
+    "a constant scalar": lambda lib: lib.tensor(array(5.0)).sum().backward(),
+    "a constant given a gradient": lambda lib: constant(lib).backward(lib.tensor(array(1.0, 1.0))),
+    # A constant needs no seed, so a constant vector with None is not "implicitly created".
+    "output 1 is a constant vector": lambda lib: lib.autograd.backward(
+        [(leaf(lib) ** 2).sum(), constant(lib)], [None, None]),
+    "autograd.grad of a constant": lambda lib: lib.autograd.grad(constant(lib).sum(), leaf(lib)),
+}
+
+
+@pytest.mark.parametrize("case", list(NO_GRAD_CASES))
+def test_an_output_that_does_not_require_grad(oracle, ag, case):
+    """torch: "element 1 of tensors does not require grad and does not have a grad_fn"."""
+    same_error_as_torch(oracle, ag, NO_GRAD_CASES[case])
+
+
+ORDER_CASES = {
+    # Output 0 needs no grad, but output 1's seed is made (and refused) first.
+    "a missing gradient first": lambda lib: lib.autograd.backward(
+        [constant(lib), leaf(lib) * 2], [None, None]),
+    "a wrong shape first": lambda lib: lib.autograd.backward(
+        [lib.tensor(7.0), (leaf(lib) ** 2).sum()], [None, lib.tensor(array(1.0, 1.0))]),
+}
+
+
+@pytest.mark.parametrize("case", list(ORDER_CASES))
+def test_seeds_are_checked_before_requires_grad(oracle, ag, case):
+    """torch makes every seed first, then checks requires_grad: output 0 needs no grad, yet
+    the error is about output 1's seed."""
+    same_error_as_torch(oracle, ag, ORDER_CASES[case])
+
+
+# --- the gradient argument: a vector-Jacobian product ------------------------------------------
+
+def matrix_product(lib):
+    x = lib.tensor(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+    w = lib.tensor(np.array([[0.2, -1.0, 4.0], [1.5, 0.3, -0.7]]), requires_grad=True)
+    return x, w, (x @ w).tanh()  # a (2, 3) output
+
+
+GRADIENTS = {
+    "ones (the same as .sum())": np.ones((2, 3)),
+    "scaled by 0.1": np.full((2, 3), 0.1),
+    "scaled by 0.5": np.full((2, 3), 0.5),
+    "mask: row 0 only": np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]),
+    "mask: columns 0 and 2": np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]),
+    "mask: one element": np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+    "weights": np.array([[2.0, -1.0, 0.5], [0.0, 3.0, -0.25]]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENTS))
+def test_the_gradient_scales_and_masks_like_torch(oracle, name):
+    def vector_jacobian_product(lib):
+        x, w, out = matrix_product(lib)
+        out.backward(lib.tensor(GRADIENTS[name]))
+        return x.grad, w.grad
+
+    oracle.compare(vector_jacobian_product)
+
+
+@pytest.mark.parametrize("scale", [0.1, 0.5, 2.0])
+def test_a_gradient_for_a_scalar_scales_it(oracle, scale):
+    def scaled(lib):
+        x, w, out = matrix_product(lib)
+        out.sum().backward(lib.tensor(scale, dtype=lib.float64))
+        return x.grad, w.grad
+
+    oracle.compare(scaled)
+
+
+@given(
+    array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).flatmap(
+        lambda shape: st.tuples(
+            arrays(np.float64, shape, elements=st.floats(-2, 2, width=64)),
+            arrays(np.float64, shape, elements=st.sampled_from([0.0, 0.1, 0.5, 1.0, -1.0, 3.0])),
+        )
+    )
+)
+def test_random_gradients_give_torch_vector_jacobian_products(oracle, case):
+    data, gradient = case
+
+    def vjp(lib):
+        x = lib.tensor(data, requires_grad=True)
+        (x.sigmoid() * x).backward(lib.tensor(gradient))
+        return x.grad
+
+    oracle.compare(vjp)
+
+
+# --- several outputs at once -------------------------------------------------------------------
+
+def two_heads(lib):
+    x = lib.tensor(array(0.5, -1.0, 2.0), requires_grad=True)
+    trunk = x.tanh() * 3
+    return x, trunk * x, (trunk ** 2).sum()  # a vector head and a scalar head
+
+
+def test_several_outputs_in_one_backward(oracle):
+    """autograd.backward([l1, l2], [g1, None]): the gradients of both, summed into x.grad."""
+
+    def both(lib):
+        x, l1, l2 = two_heads(lib)
+        lib.autograd.backward([l1, l2], [lib.tensor(array(1.0, 0.5, 0.1)), None])
+        return x.grad
+
+    oracle.compare(both)
+
+
+def test_several_outputs_in_autograd_grad(oracle):
+    def both(lib):
+        x, l1, l2 = two_heads(lib)
+        return lib.autograd.grad([l2, l1], x, grad_outputs=[None, lib.tensor(array(0.0, 1.0, -2.0))])
+
+    oracle.compare(both)
+
+
+def test_a_given_gradient_is_used_as_it_is(oracle, ag):
+    """With create_graph=True, the gradient computed from a seed v depends on v and can be
+    differentiated with respect to it: d/dv (v @ J) = J. (That is how torch computes a
+    Jacobian-vector product with two backward passes.)"""
+    v = ag.tensor(array(0.5, 0.1, 2.0), requires_grad=True)
+    y = ag.tensor(array(1.0, 2.0, 3.0), requires_grad=True) * 3
+    (seed,) = seeds_for(ag, (y,), (v,), "the gradient has the output's shape")
+    assert isinstance(seed, ag.Tensor) and seed.requires_grad, (
+        "the gradient given for output 0 requires grad (it is part of a graph), and its seed "
+        "does not: use the given tensor itself as the seed (a new tensor made from its values "
+        "loses its graph)"
+    )
+
+    def double_backward(lib):
+        x = lib.tensor(array(1.0, 2.0, 3.0), requires_grad=True)
+        v = lib.tensor(array(0.5, 0.1, 2.0), requires_grad=True)
+        (vjp,) = lib.autograd.grad(x * x * x, x, grad_outputs=v, create_graph=True)
+        return lib.autograd.grad(vjp, v, grad_outputs=lib.tensor(array(1.0, 1.0, 1.0)))
+
+    oracle.compare(double_backward)
