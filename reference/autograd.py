@@ -1,10 +1,28 @@
 """The entry points of a backward pass: `backward` accumulates into `.grad`, `grad` returns
 the gradients instead. Both seed the roots (`make_root_grads`) and run the engine loop
 (`run_backward`); the pieces are whatever the seam has active."""
+import contextlib
+import gc
+
 from . import graph  # noqa: F401  (ag.autograd.graph.get_gradient_edge, as in torch)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .pieces import active
 from .tensor import Tensor
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pause Python's cycle collector during a backward pass. A pass allocates many short-lived
+    objects and makes no cycles, but each allocation burst makes the collector walk every
+    object alive, the whole graph included: on a 100,000-node chain that doubles the time.
+    (torch's engine, in C++, never meets this.)"""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _as_tuple(tensors):
@@ -36,11 +54,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     seeds = active.make_root_grads(tensors, _as_grad_tuple(grad_tensors, len(tensors)))
     if inputs is None:
-        active.run_backward(tensors, seeds, retain_graph, create_graph)
+        with _collector_paused():
+            active.run_backward(tensors, seeds, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)  # after the outputs (seeds above), as torch checks them
-    grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+    with _collector_paused():
+        grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
     with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
             if g is None:
@@ -61,7 +81,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs, len(outputs)))
     _check_inputs(inputs)  # after the outputs, as torch checks them
-    grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
+    with _collector_paused():
+        grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
     if not allow_unused:
         for index, g in enumerate(grads):
             if g is None:

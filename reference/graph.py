@@ -24,6 +24,7 @@ class Node:
         "_name",
         "_rule",
         "next_functions",
+        "needs_input_grad",
         "input_shapes",
         "input_dtypes",
         "reduce_broadcast",
@@ -38,14 +39,20 @@ class Node:
     def __init__(self, name, rule, inputs, reduce_broadcast=False):
         self._name = name
         self._rule = rule
+        # needs_input_grad: one bool per input, does it want a gradient? (A rule may skip
+        # the others.) Written out for one and two inputs: this runs for every operation.
         if len(inputs) == 1:
             (t,) = inputs
-            self.next_functions = ((gradient_node(t), 0),)
+            node = gradient_node(t)
+            self.next_functions = ((node, 0),)
+            self.needs_input_grad = (node is not None,)
             self.input_shapes = (t._data.shape,)
             self.input_dtypes = (t._data.dtype,)
         else:
             a, b = inputs
-            self.next_functions = ((gradient_node(a), 0), (gradient_node(b), 0))
+            node_a, node_b = gradient_node(a), gradient_node(b)
+            self.next_functions = ((node_a, 0), (node_b, 0))
+            self.needs_input_grad = (node_a is not None, node_b is not None)
             self.input_shapes = (a._data.shape, b._data.shape)
             self.input_dtypes = (a._data.dtype, b._data.dtype)
         # Binary elementwise rules return gradients in the broadcast shape; the engine
@@ -59,10 +66,6 @@ class Node:
     def name(self):
         return self._name
 
-    @property
-    def needs_input_grad(self):
-        """One bool per input: does it want a gradient? (A rule may skip the others.)"""
-        return tuple([edge[0] is not None for edge in self.next_functions])
 
     def __repr__(self):
         return f"<{self._name} object at {id(self):#x}>"
@@ -178,6 +181,7 @@ class AccumulateGrad(Node):
         self._rule = None
         self.variable = variable
         self.next_functions = ()
+        self.needs_input_grad = ()
         self.input_shapes = (variable._data.shape,)
         self.input_dtypes = (variable._data.dtype,)
         self.reduce_broadcast = False

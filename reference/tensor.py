@@ -9,6 +9,7 @@
 Operations live in `ops`; the methods here only forward to them.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -174,15 +175,11 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
-        import weakref
-
         self._retains_grad = True
         self.grad_fn.retained = weakref.ref(self)
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a non-None return replaces it."""
-        from .graph import RemovableHandle
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
@@ -194,10 +191,6 @@ class Tensor:
     def _grad_accumulator(self):
         """The leaf's AccumulateGrad node, shared by every operation that uses the leaf while
         any of them is alive (held weakly, as torch does, so a leaf does not keep graphs)."""
-        import weakref
-
-        from .graph import AccumulateGrad
-
         node = self._accumulator_ref() if self._accumulator_ref is not None else None
         if node is None:
             node = AccumulateGrad(self)
@@ -205,8 +198,6 @@ class Tensor:
         return node
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from . import autograd
-
         autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # --- data access ---------------------------------------------------------------------
@@ -498,5 +489,6 @@ class Tensor:
     __itruediv__ = div_
 
 
-# Imported last: ops needs the Tensor class defined above.
-from . import ops  # noqa: E402
+# Imported last: these modules need the Tensor class defined above.
+from . import autograd, ops  # noqa: E402
+from .graph import AccumulateGrad, RemovableHandle  # noqa: E402
