@@ -23,7 +23,9 @@ def accumulate_grad(leaf, grad, create_graph):
     records a graph (create_graph): then the sum is out of place and differentiable.
     """
     if leaf._grad is None:
-        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+        # The engine runs this with grad mode on exactly when create_graph is asked for, so
+        # the copy is recorded (differentiable) then, and a plain copy otherwise.
+        leaf.grad = grad.clone()
     elif create_graph:
         leaf.grad = leaf._grad + grad
     else:

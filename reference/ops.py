@@ -88,7 +88,7 @@ def result_dtype(a, b):
 def binary(ufunc, a, b):
     """ufunc(a, b) on the arrays, with torch's result dtype."""
     data = ufunc(a._data, b._data)
-    if a._data.dtype != b._data.dtype:
+    if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
         dtype = result_dtype(a, b)
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)

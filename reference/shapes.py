@@ -45,7 +45,7 @@ def _kept_shape(ctx):
 
 def sum_backward(ctx, grad):
     # out = x.sum(dim): every element of x added into the output, so each gets grad as is
-    if not ctx.keepdim:
+    if not ctx.keepdim and grad.ndim > 0:  # (a 0-d gradient broadcasts to any shape as it is)
         grad = grad.reshape(_kept_shape(ctx))
     return (grad.expand(ctx.input_shapes[0]),)
 
