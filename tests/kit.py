@@ -36,3 +36,10 @@ ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|
 def table_rows(output_lines):
     """The kata rows of the feedback table, as (slug, tests, status) tuples."""
     return [m.groups() for m in map(ROW.match, output_lines) if m]
+
+
+def kata_row(result, slug):
+    """(tests, status) of one kata's row in a run's table."""
+    rows = {name: (tests, status) for name, tests, status in table_rows(result.outlines)}
+    assert slug in rows, "\n".join(result.outlines)
+    return rows[slug]

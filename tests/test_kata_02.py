@@ -1,7 +1,7 @@
 """Kata 02 (shapes) through the grading plugin, on a copy of its folder (pytester)."""
 import pytest
 
-from kit import make_checkout, table_rows, write_learner_file
+from kit import kata_row, make_checkout, write_learner_file
 
 KATA = "02_shapes"
 
@@ -113,9 +113,6 @@ def checkout(pytester):
     return pytester
 
 
-def row(result):
-    rows = {slug: (tests, status) for slug, tests, status in table_rows(result.outlines)}
-    return rows[KATA]
 
 
 def test_the_stubs_are_all_todo(checkout):
@@ -124,20 +121,20 @@ def test_the_stubs_are_all_todo(checkout):
     outcomes = result.parseoutcomes()
     assert outcomes.get("todo", 0) > 50
     assert "passed" not in outcomes and "failed" not in outcomes, outcomes
-    assert row(result)[1] == "not started"
+    assert kata_row(result, KATA)[1] == "not started"
 
 
 def test_the_reference_solution_is_done(checkout):
     result = checkout.runpytest("--kata", "2", "--solution", "reference", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
-    assert row(result)[1] == "done"
+    assert kata_row(result, KATA)[1] == "done"
 
 
 def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, "shapes.py", ALTERNATIVE)
     result = checkout.runpytest("--kata", "2")
     assert result.ret == 0, result.stdout.str()
-    assert row(result)[1] == "done"
+    assert kata_row(result, KATA)[1] == "done"
     assert "compare with the reference solution in reference/shapes.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the MLP step was timed
 
@@ -147,7 +144,7 @@ def test_indexing_that_assigns_instead_of_adding_is_told_so(checkout):
     result = checkout.runpytest("--kata", "2", "-k", "repeated or indexing", "-v")
     out = result.stdout.str()
     assert result.ret == 1
-    assert row(result)[1] == "in progress"
+    assert kata_row(result, KATA)[1] == "in progress"
     assert "x[0] was read 3 times, so its gradient is 1 + 1 + 1 = 3" in out
     assert "keeps one gradient per position: add them up instead" in out
     # the oracle's report names the node where the gradients part, and the likely cause

@@ -2,7 +2,7 @@
 the reference and a differently written solution are done, typical mistakes fail with a reason."""
 import pytest
 
-from kit import make_checkout, table_rows, write_learner_file
+from kit import kata_row, make_checkout, write_learner_file
 
 KATA = "04_accumulation"
 FILE = "accumulate.py"
@@ -67,10 +67,6 @@ def checkout(pytester):
     return pytester
 
 
-def kata_row(result):
-    rows = {slug: (tests, status) for slug, tests, status in table_rows(result.outlines)}
-    assert KATA in rows, result.stdout.str()
-    return rows[KATA]
 
 
 def test_the_shipped_stubs_are_all_to_dos(checkout):
@@ -80,7 +76,7 @@ def test_the_shipped_stubs_are_all_to_dos(checkout):
     assert "passed" not in outcomes and "failed" not in outcomes and "error" not in outcomes, outcomes
     todo = outcomes.get("todo", 0)
     assert todo >= 20, outcomes
-    assert kata_row(result) == (f"0/{todo}", "not started")
+    assert kata_row(result, KATA) == (f"0/{todo}", "not started")
     # only the speed tests are left, and they wait for the kata's tests to pass
     assert outcomes.get("skipped", 0) == 2, outcomes
     assert "Traceback" not in result.stdout.str()
@@ -89,7 +85,7 @@ def test_the_shipped_stubs_are_all_to_dos(checkout):
 def test_the_reference_solution_is_done(checkout):
     result = checkout.runpytest("--solution", "reference", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
-    tests, status = kata_row(result)
+    tests, status = kata_row(result, KATA)
     assert status == "done", result.stdout.str()
     passed, total = tests.split("/")
     assert passed == total
@@ -99,7 +95,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, FILE, ALTERNATIVE)
     result = checkout.runpytest("-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
-    assert kata_row(result)[1] == "done", result.stdout.str()
+    assert kata_row(result, KATA)[1] == "done", result.stdout.str()
     assert "compare with the reference solution in reference/accumulate.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the speed column has a ratio
 
@@ -109,7 +105,7 @@ def test_a_grad_that_aliases_the_incoming_gradient_fails_with_a_reason(checkout)
     result = checkout.runpytest("-p", "no:randomly", "-k", "copy or hook")
     out = result.stdout.str()
     assert result.ret == 1
-    assert kata_row(result)[1] == "in progress"
+    assert kata_row(result, KATA)[1] == "in progress"
     assert "`p.grad is g`: torch gives False, the engine True" in out
     assert "the first gradient must be copied into .grad" in out
     assert "test_a_hook_keeps_the_gradient_it_saw" in out

@@ -1,7 +1,7 @@
 """Kata 05 (seeding) through the grading plugin, on a copy of its folder (pytester)."""
 import pytest
 
-from kit import make_checkout, reference_source, table_rows, write_learner_file
+from kit import kata_row, make_checkout, reference_source, write_learner_file
 
 KATA = "05_seeding"
 
@@ -50,9 +50,6 @@ def checkout(pytester):
     return pytester
 
 
-def row(result):
-    rows = {slug: (tests, status) for slug, tests, status in table_rows(result.outlines)}
-    return rows[KATA]
 
 
 def test_the_stubs_are_all_todo(checkout):
@@ -61,13 +58,13 @@ def test_the_stubs_are_all_todo(checkout):
     outcomes = result.parseoutcomes()
     assert outcomes.get("todo", 0) >= 40, outcomes
     assert "passed" not in outcomes and "failed" not in outcomes, outcomes
-    assert row(result) == (f"0/{outcomes['todo']}", "not started")
+    assert kata_row(result, KATA) == (f"0/{outcomes['todo']}", "not started")
 
 
 def test_the_reference_solution_is_done(checkout):
     result = checkout.runpytest("--kata", "5", "--solution", "reference", "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
-    assert row(result)[1] == "done"
+    assert kata_row(result, KATA)[1] == "done"
     assert "no speed test for this kata" in result.stdout.str()
 
 
@@ -75,7 +72,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, "seeding.py", ALTERNATIVE)
     result = checkout.runpytest("--kata", "5")
     assert result.ret == 0, result.stdout.str()
-    assert row(result)[1] == "done"
+    assert kata_row(result, KATA)[1] == "done"
     assert "compare with the reference solution in reference/seeding.py" in result.stdout.str()
 
 
@@ -87,7 +84,7 @@ def test_a_seed_for_zero_dimensional_outputs_only_is_told_so(checkout):
     result = checkout.runpytest("--kata", "5", "-v")
     out = result.stdout.str()
     assert result.ret == 1
-    assert row(result)[1] == "in progress"
+    assert kata_row(result, KATA)[1] == "in progress"
     assert "make_root_grads(outputs=(<shape (1,)>,), grad_outputs=None) raised RuntimeError" in out
     assert "but torch seeds this without error: an output with one element (shape (1,))" in out
     # through backward(), the oracle reports the same mistake against torch
