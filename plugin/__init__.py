@@ -21,6 +21,7 @@ from .fixtures import _kata_engine, ag, growth, kata_piece, oracle, speed  # noq
 from .options import pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
+_PREVIOUS_ROOT = pytest.StashKey()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -38,11 +39,22 @@ def pytest_configure(config):
     from .grading import Grading
     from .manifest import use_root
 
-    use_root(config.rootpath)
+    config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     pieces.restore_reference()
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     _load_hypothesis_profile(config)
+
+
+def pytest_unconfigure(config):
+    # A run inside another (the kit's own pytester tests) leaves the outer one as it was.
+    from reference import pieces
+
+    from .manifest import use_root
+
+    if _PREVIOUS_ROOT in config.stash:
+        use_root(config.stash[_PREVIOUS_ROOT])
+    pieces.restore_reference()
 
 
 def _load_hypothesis_profile(config):

@@ -14,10 +14,12 @@ KATAS_DIR = ROOT / "katas"
 
 def use_root(rootpath):
     """Grade the katas under `rootpath` (pytest's rootdir): a learner's clone, or a copy of
-    it in a test of the kit."""
+    it in a test of the kit. Returns the root used before, to restore it."""
     global KATAS_DIR
+    previous = KATAS_DIR.parent
     if (Path(rootpath) / "katas").is_dir():
         KATAS_DIR = Path(rootpath).resolve() / "katas"
+    return previous
 
 
 @dataclass(frozen=True)

@@ -29,15 +29,18 @@ def _timed(workload):
     return time.perf_counter() - start
 
 
-def _timed_without_gc(workload):
-    """The workload's own time: Python's cycle collector would add a cost that grows with
+class _CollectorPaused:
+    """Time a workload on its own: Python's cycle collector would add a cost that grows with
     everything else alive in the process (the test graphs), not with the workload."""
-    gc.collect()
-    gc.disable()
-    try:
-        return _timed(workload)
-    finally:
-        gc.enable()
+
+    def __enter__(self):
+        gc.collect()  # once: a full collection can take long in a big test process
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        if self._was_enabled:
+            gc.enable()
 
 
 class Speed:
@@ -100,9 +103,10 @@ class Growth:
 
     def __call__(self, make_workload, n, factor=8, what="nodes"):
         small, large = make_workload(n), make_workload(n * factor)
-        mine = _growth(small, large, factor)
-        with seam.swapped({name: seam.REFERENCE[name] for name in self.kata.pieces}):
-            reference = _growth(small, large, factor)
+        with _CollectorPaused():
+            mine = _growth(small, large, factor)
+            with seam.swapped({name: seam.REFERENCE[name] for name in self.kata.pieces}):
+                reference = _growth(small, large, factor)
         if mine / reference > RELATIVE_GROWTH_LIMIT:
             verdict = (
                 f"slow: looks quadratic ({factor}x the {what} took {mine:.0f}x the time; "
@@ -121,13 +125,13 @@ def _growth(small, large, factor):
     """time(large) / time(small), each the best of batches long enough (20 ms) that
     scheduling noise (another xdist worker on the same core) stays small."""
     reps = 1
-    while _timed_without_gc(lambda: [small() for _ in range(reps)]) < 0.02 and reps < 4096:
+    while _timed(lambda: [small() for _ in range(reps)]) < 0.02 and reps < 4096:
         reps *= 2
-    t_small = min(_timed_without_gc(lambda: [small() for _ in range(reps)]) for _ in range(3)) / reps
+    t_small = min(_timed(lambda: [small() for _ in range(reps)]) for _ in range(3)) / reps
     large_reps = max(1, reps // factor)
-    t_large = _timed_without_gc(lambda: [large() for _ in range(large_reps)]) / large_reps
+    t_large = _timed(lambda: [large() for _ in range(large_reps)]) / large_reps
     if t_large * large_reps < 0.5:  # cheap enough to take the best of two
-        t_large = min(t_large, _timed_without_gc(lambda: [large() for _ in range(large_reps)]) / large_reps)
+        t_large = min(t_large, _timed(lambda: [large() for _ in range(large_reps)]) / large_reps)
     return t_large / max(t_small, 1e-9)
 
 

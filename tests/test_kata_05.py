@@ -94,7 +94,8 @@ def test_a_seed_for_zero_dimensional_outputs_only_is_told_so(checkout):
 def test_requires_grad_checked_before_the_seeds_is_told_so(checkout):
     """Checking requires_grad first gives the wrong one of torch's messages."""
     source = reference_source("seeding")
-    check = source[source.index("    # Checked after the seeds"):source.index("    return seeds")]
+    start = source.index("    for index, output in enumerate(outputs):\n        if not output.requires_grad")
+    check = source[start:source.index("    return seeds")]
     wrong = source.replace(check, "").replace("    seeds = []\n", "    seeds = []\n" + check, 1)
     write_learner_file(checkout, KATA, "seeding.py", wrong)
     result = checkout.runpytest("--kata", "5", "-k", "before_requires_grad")
