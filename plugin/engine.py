@@ -30,4 +30,5 @@ from reference import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from reference.graph import AccumulateGrad, Node, gradient_node, reattach  # noqa: F401
+from reference import pieces  # noqa: F401  (pieces.active: the pieces the engine runs now)
+from reference.graph import AccumulateGrad, Node, Stats, gradient_node, reattach  # noqa: F401
