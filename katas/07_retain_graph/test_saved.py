@@ -1,0 +1,331 @@
+"""Kata 07 tests: SavedTensors, graded against torch through the engine's backward passes."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+FREED = "Trying to backward through the graph a second time"
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def reach(ag):
+    """A node that saves: a stub stops here, before anything else is built."""
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    return x.sigmoid()
+
+
+def grads(*tensors):
+    return [None if t.grad is None else t.grad.detach().numpy().copy() for t in tensors]
+
+
+# --- saved tensors come back ------------------------------------------------------------------
+
+def test_one_backward_uses_what_was_saved(ag, oracle):
+    reach(ag)
+    oracle.check_grads(lambda lib, x, w: (x.sigmoid() * w).tanh().sum(),
+                       x=np.array([0.3, -1.2, 2.0]), w=np.array([1.5, 0.5, -2.0]))
+
+
+def test_a_saved_output_comes_back_attached_to_its_node(ag):
+    y = reach(ag)
+    node = y.grad_fn
+    (saved,) = node.saved_tensors
+    np.testing.assert_allclose(saved.detach().numpy(), y.detach().numpy())
+    assert saved.grad_fn is node, (
+        f"sigmoid saved its own output; unpacked, it must have the node as grad_fn again "
+        f"(ag.reattach(detached, owner)), got grad_fn={saved.grad_fn!r}"
+    )
+
+
+def test_none_is_kept_in_place(ag):
+    reach(ag)
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    node = x.exp().grad_fn
+    saved = ag.pieces.active.SavedTensors(node)
+    saved.save(None, x, None)
+    out = saved.unpack()
+    assert isinstance(out, tuple) and len(out) == 3, f"unpack() must return a tuple of 3, got {out!r}"
+    assert out[0] is None and out[2] is None and out[1] is x, "unpack() must give back (None, x, None) as saved"
+
+
+# --- after release ----------------------------------------------------------------------------
+
+def test_a_second_backward_raises_torchs_error(ag, oracle):
+    reach(ag)
+
+    def twice(lib, x):
+        y = (x.sigmoid() * x).sum()
+        y.backward()
+        y.backward()
+
+    oracle.compare(twice, x=np.array([0.5, -1.0]))
+
+
+def test_autograd_grad_frees_too(ag, oracle):
+    reach(ag)
+
+    def twice(lib, x):
+        y = x.exp().sum()
+        lib.autograd.grad(y, x)
+        return lib.autograd.grad(y, x)
+
+    oracle.compare(twice, x=np.array([0.5, -1.0]))
+
+
+def test_unpack_after_release_raises_torchs_full_message(ag):
+    y = reach(ag)
+    y.sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        y.grad_fn.saved_tensors
+    message = str(info.value)
+    assert message.startswith(FREED), f"after release, unpack() must raise torch's error, got: {message}"
+    assert "Specify retain_graph=True" in message, (
+        f"torch's message goes on to say what to do ('Specify retain_graph=True if you need to "
+        f"backward through the graph a second time ...'); yours: {message}"
+    )
+
+
+def test_a_graph_with_nothing_saved_runs_again(ag, oracle):
+    """x + x and sums save no tensors: nothing was freed, so a second pass works."""
+    reach(ag)
+
+    def twice(lib, x):
+        y = (x + x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+
+    oracle.compare(twice, x=np.array([0.5, -1.0]))
+
+
+def test_only_a_freed_tensor_that_is_needed_fails(ag, oracle):
+    """The second pass starts from a part of the graph that saved nothing: it works."""
+    reach(ag)
+
+    def two_passes(lib, x):
+        h = x.exp()           # saves its output
+        a = h + 1             # saves nothing
+        a.sum().backward()    # runs Add and Exp: Exp's saved output is freed
+        b = h * 2.0
+        b.sum().backward()    # needs Exp again: torch's error
+        return x.grad
+
+    def independent(lib, x):
+        h = x + 1             # saves nothing
+        h.sum().backward()
+        (h.exp()).sum().backward()  # a new node: its own saved tensors
+        return x.grad
+
+    oracle.compare(two_passes, x=np.array([0.5, -1.0]))
+    oracle.compare(independent, x=np.array([0.5, -1.0]))
+
+
+# --- retain_graph -----------------------------------------------------------------------------
+
+def d_and_e(lib, x, retain):
+    """The classic: d and e share the subgraph behind c."""
+    a = x * x
+    b = a.sigmoid()
+    c = b * x
+    d = c.sum()
+    e = (c * 3.0).exp().sum()
+    d.backward(retain_graph=retain)
+    e.backward()
+    return x.grad
+
+
+def test_d_then_e_fails_without_retain(ag, oracle):
+    reach(ag)
+    oracle.compare(lambda lib, x: d_and_e(lib, x, retain=None), x=np.array([0.3, -0.2]))
+
+
+def test_d_then_e_works_with_retain(ag, oracle):
+    reach(ag)
+    oracle.compare(lambda lib, x: d_and_e(lib, x, retain=True), x=np.array([0.3, -0.2]))
+
+
+def test_every_backward_but_the_last_retains(ag, oracle):
+    reach(ag)
+
+    def three(lib, x):
+        y = (x.sigmoid() * x).sum()
+        y.backward(retain_graph=True)
+        y.backward(retain_graph=True)
+        y.backward()   # the last one frees
+        y.backward()   # so a fourth fails
+        return x.grad
+
+    oracle.compare(three, x=np.array([0.5, -1.0]))
+
+
+def test_retain_graph_defaults_to_create_graph(ag, oracle):
+    reach(ag)
+
+    def twice(lib, x):
+        y = (x.sigmoid() * x).sum()
+        y.backward(create_graph=True)  # retains: retain_graph defaults to create_graph
+        y.backward()
+        return x.grad
+
+    oracle.compare(twice, x=np.array([0.5, -1.0]))
+
+
+def test_multi_task_sequential_backward_equals_the_summed_loss(ag, oracle):
+    reach(ag)
+
+    def sequential(lib, x, w):
+        trunk = (x * w).tanh()
+        loss1 = (trunk * trunk).sum()
+        loss2 = trunk.sigmoid().mean()
+        loss1.backward(retain_graph=True)
+        loss2.backward()
+        return w.grad
+
+    def summed(lib, x, w):
+        trunk = (x * w).tanh()
+        (((trunk * trunk).sum()) + trunk.sigmoid().mean()).backward()
+        return w.grad
+
+    inputs = dict(x=np.array([0.3, -1.2, 2.0]), w=np.array([0.5, 1.5, -0.7]))
+    one = oracle.compare(sequential, **inputs)
+    other = oracle.compare(summed, **inputs)
+    np.testing.assert_allclose(one.numpy(), other.numpy(), rtol=1e-5,
+                               err_msg="retained sequential backward and the summed loss must give the same gradient")
+
+
+# --- freeing for real -------------------------------------------------------------------------
+
+def test_saved_arrays_die_after_a_backward_without_retain(ag):
+    reach(ag)
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    h = x.exp()
+    w = h * 1.0
+    saved_array = weakref.ref(h._data)
+    y = (w * w).sum()       # Mul saves w twice
+    w_array = weakref.ref(w._data)
+    del h, w
+    gc.collect()
+    assert saved_array() is not None and w_array() is not None, "before the backward, the graph needs its saved tensors"
+    y.backward()
+    gc.collect()
+    assert w_array() is None and saved_array() is None, (
+        "after y.backward() without retain_graph, the saved tensors are still alive while y "
+        "(and its graph) is: release() must drop every reference to them"
+    )
+
+
+def test_retain_graph_keeps_them(ag):
+    reach(ag)
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    w = x.exp()
+    w_array = weakref.ref(w._data)
+    y = (w * w).sum()
+    del w
+    y.backward(retain_graph=True)
+    gc.collect()
+    assert w_array() is not None, "with retain_graph=True the saved tensors must stay for another pass"
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * np.exp(2 * np.array([0.5, -1.0])), rtol=1e-5)
+
+
+def test_a_saved_output_does_not_keep_itself_alive(ag):
+    reach(ag)
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    h = x.exp()              # ExpBackward0 saves h itself
+    y = h.sum()              # Sum saves nothing: only Exp's node keeps h
+    alive = weakref.ref(h)
+    del h
+    gc.collect()
+    assert alive() is None, (
+        "the tensor h = x.exp() is still alive although only its own node (ExpBackward0) is "
+        "kept by y's graph: a saved output must be kept detached (t.detach()) and rebuilt "
+        "with ag.reattach at unpack, or node -> saved -> h -> node keeps it alive"
+    )
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, -1.0]), rtol=1e-5)
+
+
+def test_the_owner_is_held_weakly(ag):
+    reach(ag)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        x = ag.tensor([0.5, -1.0], requires_grad=True)
+        y = x.sigmoid().sum()
+        node = weakref.ref(y.grad_fn.next_functions[0][0])
+        del y
+        assert node() is None, (
+            "a dropped graph must be freed at once, without the garbage collector: "
+            "SavedTensors holds its owner strongly (node -> saved -> node); use weakref.ref(owner)"
+        )
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# --- in-place changes -------------------------------------------------------------------------
+
+def test_an_output_changed_in_place_is_detected(ag, oracle):
+    reach(ag)
+
+    def change(lib, x):
+        y = x.sigmoid()
+        y.mul_(2)
+        y.sum().backward()
+
+    oracle.compare(change, x=np.array([0.5, -1.0]))
+
+
+def test_an_input_changed_in_place_is_detected(ag, oracle):
+    reach(ag)
+
+    def change(lib, x):
+        b = x.exp()
+        y = (b * x).sum()     # Mul saves b
+        with lib.no_grad():
+            b.add_(1)
+        y.backward()
+
+    oracle.compare(change, x=np.array([0.5, -1.0]))
+
+
+def test_the_message_has_torchs_details(ag):
+    reach(ag)
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    message = str(info.value)
+    expected = (MODIFIED + ": [torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; "
+                "expected version 0 instead.")
+    assert message.startswith(expected), f"torch says:\n  {expected} Hint: ...\nyours:\n  {message}"
+
+
+def test_a_change_that_is_undone_by_value_still_counts(ag, oracle):
+    reach(ag)
+
+    def change(lib, x):
+        b = x.exp()
+        y = (b * b).sum()
+        with lib.no_grad():
+            b.mul_(2)
+            b.mul_(0.5)       # same values, but version 2
+        y.backward()
+
+    oracle.compare(change, x=np.array([0.5, -1.0]))
+
+
+def test_a_change_before_saving_is_fine(ag, oracle):
+    reach(ag)
+
+    def change(lib, x):
+        b = x * 1.0
+        with lib.no_grad():
+            b.mul_(3)
+        y = (b * x).sum()     # saved at version 1: no change since
+        y.backward()
+        return x.grad
+
+    oracle.compare(change, x=np.array([0.5, -1.0]))
