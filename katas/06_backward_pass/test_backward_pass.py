@@ -1,0 +1,331 @@
+"""Kata 06 tests: run_backward, the engine loop, graded through backward() and autograd.grad
+against torch, with node runs counted."""
+import numpy as np
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plugin.speed import count_node_runs
+
+
+def array(*values):
+    return np.array(values, dtype=np.float64)
+
+
+def reachable_nodes(tensors):
+    """How many distinct nodes a backward from `tensors` can reach (counted independently)."""
+    seen, stack = set(), [t.grad_fn for t in tensors if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(child for child, _ in node.next_functions if child is not None)
+    return len(seen)
+
+
+def poke(ag):
+    """A one-node backward: a stub is reached here, before anything big is built."""
+    x = ag.tensor([1.0], requires_grad=True)
+    (x * 2).sum().backward()
+
+
+# --- the loop: gradients equal torch's --------------------------------------------------------
+
+
+def test_a_chain(oracle):
+    oracle.check_grads(lambda lib, x: ((x * 2).exp() + 1).sum(), op="a chain", x=array(0.3, -0.7))
+
+
+def test_fan_out_and_a_diamond_sum_their_gradients(oracle):
+    def diamond(lib, x, w):
+        h = (x * w).sigmoid()  # h feeds three nodes
+        return (h * 2 + h.exp() - h * h).sum()
+
+    oracle.check_grads(diamond, op="a diamond", x=array(0.5, -1.0, 2.0), w=array(1.5, 0.5, -0.3))
+
+
+def test_a_vector_output_with_a_seed(oracle):
+    oracle.check_grads(lambda lib, x: (x * x).tanh() * x, op="a vector output", x=array(0.3, -1.2, 2.0))
+
+
+def test_several_roots_in_one_call(oracle):
+    """autograd.backward([a, b]) runs one pass: the shared trunk gets the sum of both heads."""
+
+    def two_heads(lib, x):
+        trunk = (x * 3).tanh()
+        a, b = (trunk * 2).sum(), trunk.exp().mean()
+        lib.autograd.backward([a, b, trunk], [lib.tensor(1.0, dtype=x.dtype), lib.tensor(0.5, dtype=x.dtype), lib.ones_like(trunk)])
+        return x.grad
+
+    oracle.compare(two_heads, x=array(0.1, -0.4))
+
+
+@settings(max_examples=25)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20), st.sampled_from("+*")), min_size=1, max_size=12))
+def test_random_graphs(oracle, program):
+    """Each step combines two earlier values: fan-out and diamonds at random, against torch."""
+
+    def build(lib, x, y, z):
+        values = [x, y, z]
+        for i, j, op in program:
+            a, b = values[i % len(values)], values[j % len(values)]
+            values.append((a + b) if op == "+" else (a * b).tanh())
+        return values[-1].sum()
+
+    oracle.check_grads(build, op="a random graph", x=array(0.5, -1.5), y=array(0.3, 0.2), z=array(-0.8, 1.1))
+
+
+# --- each node once per pass --------------------------------------------------------------------
+
+
+def test_each_node_runs_exactly_once_per_pass(ag):
+    poke(ag)
+    x = ag.tensor([0.5, 1.5], requires_grad=True)
+    h = x.sigmoid()
+    y = h
+    for _ in range(5):
+        y = y * h + h.exp()  # h feeds 10 nodes: 10 gradients reach its node in one pass
+    loss = y.sum()
+    nodes = reachable_nodes([loss])
+    with count_node_runs() as runs:
+        loss.backward()
+    assert runs.count == nodes, (
+        f"the graph has {nodes} nodes, but the pass ran {runs.count} node calls: each node must "
+        "run once, with the sum of all the gradients that reach it (buffer them, then run it "
+        "when its turn in the topological order comes)"
+    )
+
+
+def test_one_call_for_all_weights_is_cheaper_than_one_per_weight(ag):
+    """The Theano question: grad(loss, all weights) shares the work near the loss."""
+    poke(ag)
+    rng = np.random.default_rng(0)
+    data = [rng.uniform(-1, 1, (3,)) for _ in range(4)]
+    xs = rng.uniform(-1, 1, (3,))
+
+    def network(lib):
+        ws = [lib.tensor(d, requires_grad=True) for d in data]
+        h = lib.tensor(xs)
+        for w in ws:
+            h = (h * w).tanh() + h
+        return ws, (h * h).sum()
+
+    ws, loss = network(ag)
+    with count_node_runs() as together:
+        mine = ag.autograd.grad(loss, ws, retain_graph=True)
+    with count_node_runs() as apart:
+        one_by_one = [ag.autograd.grad(loss, [w], retain_graph=True)[0] for w in ws]
+    assert together.count < apart.count, (
+        f"one autograd.grad call for {len(ws)} weights ran {together.count} nodes, one call per "
+        f"weight ran {apart.count} in all: one pass must compute every asked gradient at once"
+    )
+    tws, tloss = network(torch)
+    theirs = torch.autograd.grad(tloss, tws)
+    for i, (a, b, t) in enumerate(zip(mine, one_by_one, theirs)):
+        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws)[{i}] differs from torch's")
+        np.testing.assert_allclose(b.numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws[{i}]) differs from torch's")
+
+
+# --- hooks and retain_grad ----------------------------------------------------------------------
+
+
+def test_hooks_run_in_registration_order_and_a_return_replaces_the_gradient(oracle):
+    def hooked(lib, x):
+        calls = []
+        h = x * 2
+        h.register_hook(lambda g: calls.append(("first", g.detach().clone())))
+        h.register_hook(lambda g: g * 10)  # replaces the gradient
+        h.register_hook(lambda g: calls.append(("third", g.detach().clone())))
+        (h * h).sum().backward()
+        return [name for name, _ in calls], tuple(g for _, g in calls), x.grad
+
+    oracle.compare(hooked, x=array(1.0, -2.0))
+
+
+def test_a_hook_on_a_leaf_changes_what_is_accumulated(oracle):
+    def hooked(lib, x):
+        x.register_hook(lambda g: g + 1)
+        (x * x).sum().backward()
+        return x.grad
+
+    oracle.compare(hooked, x=array(1.0, -2.0))
+
+
+def test_retain_grad_sees_the_final_gradient(oracle):
+    """Why is h.grad None? Only leaves get .grad, unless h.retain_grad(): it sees the gradient
+    after every hook, the sum over all h's uses."""
+
+    def retained(lib, x):
+        h = x.sigmoid()
+        h.retain_grad()
+        h.register_hook(lambda g: g * 3)
+        (h * 2 + h * h).sum().backward(retain_graph=True)
+        first = h.grad.detach().clone()
+        (h * 5).sum().backward()  # a second pass adds to h.grad
+        return first, h.grad, x.grad
+
+    oracle.compare(retained, x=array(0.5, -1.0))
+
+
+def test_the_pass_runs_with_grad_mode_off_unless_create_graph(oracle):
+    def modes(lib, x):
+        seen = []
+        h = x * 2
+        h.register_hook(lambda g: seen.append(lib.is_grad_enabled()))
+        (h * h).sum().backward(retain_graph=True)
+        (h * h).sum().backward(create_graph=True)
+        return seen, lib.is_grad_enabled()
+
+    oracle.compare(modes, x=array(1.0, 2.0))
+
+
+# --- autograd.grad: capture, do not accumulate --------------------------------------------------
+
+
+def test_autograd_grad_leaves_every_grad_untouched(oracle):
+    def grads(lib, x, w):
+        w.grad = lib.ones_like(w)
+        loss = ((x * w).tanh() * x).sum()
+        gx, gw = lib.autograd.grad(loss, [x, w])
+        return gx, gw, x.grad, w.grad
+
+    oracle.compare(grads, x=array(0.5, -1.0), w=array(2.0, 0.3))
+
+
+def test_autograd_grad_of_a_non_leaf(oracle, ag):
+    def grads(lib, x):
+        h = x.exp()
+        g = (h * h + h).tanh()
+        (gh,) = lib.autograd.grad(g.sum(), [h])
+        return gh, x.grad, h.requires_grad
+
+    oracle.compare(grads, x=array(0.5, -1.0))
+
+    x = ag.tensor(array(0.5, -1.0), requires_grad=True)
+    h = x.exp()
+    loss = (h * 2).sum()
+    with count_node_runs() as runs:
+        ag.autograd.grad(loss, [h])
+    assert runs.count == 2, (
+        f"grad(loss, [h]) ran {runs.count} nodes; only SumBackward0 and MulBackward0 must run: "
+        "h's gradient is captured when it reaches h's node (ExpBackward0), which need not run, "
+        "since nothing below it was asked for"
+    )
+
+
+def test_hooks_apply_to_what_autograd_grad_returns(oracle):
+    def grads(lib, x):
+        h = x * 2
+        h.register_hook(lambda g: g * 10)
+        x.register_hook(lambda g: g + 1)
+        loss = (h * h).sum()
+        (gh,) = lib.autograd.grad(loss, [h], retain_graph=True)
+        (gx,) = lib.autograd.grad(loss, [x])
+        return gh, gx
+
+    oracle.compare(grads, x=array(1.0, 2.0))
+
+
+def test_an_unreachable_input_gives_none_with_allow_unused(oracle):
+    def grads(lib, x, y):
+        return lib.autograd.grad((x * 3).sum(), [x, y], allow_unused=True)
+
+    oracle.compare(grads, x=array(0.5, -1.0), y=array(2.0))
+
+
+def test_an_unreachable_input_is_torchs_error_without_allow_unused(oracle):
+    def grads(lib, x, y):
+        return lib.autograd.grad((x * 3).sum(), [x, y])
+
+    oracle.compare(grads, x=array(0.5, -1.0), y=array(2.0))
+
+
+def test_a_non_leaf_input_below_another_input(oracle):
+    """Asking for h and for x below it: h's gradient is captured AND passed on down to x."""
+
+    def grads(lib, x):
+        h = x * x
+        return lib.autograd.grad((h.tanh() * 2).sum(), [h, x])
+
+    oracle.compare(grads, x=array(0.5, -1.0))
+
+
+def test_backward_with_inputs_accumulates_only_there(oracle):
+    def grads(lib, x, w, b):
+        loss = ((x * w + b).sigmoid()).sum()
+        loss.backward(inputs=[w])
+        return x.grad, w.grad, b.grad
+
+    oracle.compare(grads, x=array(0.5, -1.0), w=array(2.0, 0.3), b=array(0.1, 0.2))
+
+
+def test_only_nodes_that_lead_to_the_inputs_run(oracle, ag):
+    """A side branch whose gradient cannot reach the inputs is not run (its hook never fires)."""
+
+    def grads(lib, x, w):
+        calls = []
+        side = (w * 3).exp()
+        side.register_hook(lambda g: calls.append("side"))
+        main = x.tanh()
+        main.register_hook(lambda g: calls.append("main"))
+        loss = (main * side).sum() + (side * side).sum()
+        (gx,) = lib.autograd.grad(loss, [x])
+        return calls, gx
+
+    oracle.compare(grads, x=array(0.5, -1.0), w=array(2.0, 0.3))
+
+    x = ag.tensor(array(0.5, -1.0), requires_grad=True)
+    w = ag.tensor(array(2.0, 0.3), requires_grad=True)
+    side = w
+    for _ in range(20):
+        side = side * 1.5  # 20 nodes that lead only to w
+    loss = (x.tanh() * side).sum()
+    with count_node_runs() as runs:
+        ag.autograd.grad(loss, [x])
+    assert runs.count <= 3, (
+        f"grad(loss, [x]) ran {runs.count} nodes; only SumBackward0, MulBackward0 and "
+        "TanhBackward0 lead to x: the 20 nodes of w's branch (and AccumulateGrad) must not run"
+    )
+
+
+# --- retain_graph and create_graph --------------------------------------------------------------
+
+
+def test_saved_tensors_are_freed_unless_retain_graph(oracle):
+    def twice(lib, x):
+        y = (x.exp() * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        first = x.grad.detach().clone()
+        y.backward()  # freed now: torch's error
+        return first
+
+    oracle.compare(twice, x=array(0.5, -1.0))
+
+
+def test_create_graph_gives_a_gradient_with_a_graph(oracle):
+    def second(lib, x):
+        y = (x * x * x).sum()
+        (g,) = lib.autograd.grad(y, [x], create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        return g, gg
+
+    oracle.compare(second, x=array(0.5, -1.0))
+
+
+def test_without_create_graph_the_gradient_has_no_graph(oracle):
+    def first(lib, x):
+        (g,) = lib.autograd.grad((x * x).sum(), [x])
+        return g, g.requires_grad, g.grad_fn is None
+
+    oracle.compare(first, x=array(0.5, -1.0))
+
+
+def test_a_deep_chain(ag):
+    poke(ag)
+    x = ag.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(20_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad is not None and float(x.grad.numpy()[0]) == 1.0, f"x.grad is {x.grad}, expected [1.0]"

@@ -1,0 +1,176 @@
+"""Kata 06 (backward_pass), graded by the plugin on a copy of its folder: the stubs are to-dos,
+the reference and a differently written solution are done, a typical mistake fails with a reason."""
+import pytest
+
+from kit import kata_row, make_checkout, write_learner_file
+
+KATA = "06_backward_pass"
+FILE = "backward_pass.py"
+
+# Correct, and written differently from reference/backward_pass.py: its own order (Kahn's
+# algorithm on dependency counts, torch's way) instead of topological_order, a memoised
+# "leads to an input" walk for pruning, hooks inline.
+ALTERNATIVE = '''
+from plugin import engine as ag
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
+    # Kahn's algorithm on dependency counts, over only the nodes that matter.
+    starts = {}
+    for tensor, seed in zip(roots, root_grads):
+        node = ag.gradient_node(tensor)
+        if node is not None:
+            starts[node] = seed if node not in starts else ag.pieces.active.merge_grads(starts[node], seed)
+    wanted = None
+    if inputs is not None:
+        wanted = [ag.gradient_node(t) for t in inputs]
+        # which nodes lead to a wanted node: memoised walk without recursion
+        leads = {}
+        for start in starts:
+            stack = [start]
+            while stack:
+                node = stack[-1]
+                if node in leads:
+                    stack.pop()
+                    continue
+                pending = [c for c, _ in node.next_functions if c is not None and c not in leads]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                leads[node] = node in wanted or any(leads[c] for c, _ in node.next_functions if c is not None)
+        keep = lambda node: leads.get(node, False)
+    else:
+        keep = lambda node: True
+    waiting = {}
+    seen = set()
+    stack = [n for n in starts if keep(n)]
+    seen.update(stack)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None or not keep(child):
+                continue
+            waiting[child] = waiting.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    buffers = dict(starts)
+    ready = [n for n in starts if keep(n) and waiting.get(n, 0) == 0]
+    captured = {}
+    with ag.set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            grad = buffers.pop(node, None)
+            if grad is None:  # nothing reached it: just release its children's counts
+                for child, _ in node.next_functions:
+                    if child is not None and keep(child):
+                        waiting[child] -= 1
+                        if waiting[child] == 0:
+                            ready.append(child)
+                continue
+            for hook in list(node.pre_hooks or ()):
+                out = hook(grad)
+                grad = grad if out is None else out
+            if node.retained is not None and node.retained() is not None:
+                t = node.retained()
+                t._grad = grad.clone() if t._grad is None else t._grad + grad
+            if wanted is not None and node in wanted:
+                captured[node] = grad
+                if not any(keep(c) for c, _ in node.next_functions if c is not None):
+                    continue
+            outs = node(grad)
+            if not retain_graph:
+                node.release_saved()
+            for (child, _), g in zip(node.next_functions, outs):
+                if child is None or not keep(child):
+                    continue
+                if g is not None:
+                    buffers[child] = g if child not in buffers else ag.pieces.active.merge_grads(buffers[child], g)
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
+    if wanted is None:
+        return None
+    return tuple(captured.get(n) for n in wanted)
+'''
+
+# The typical mistake: push each gradient down as soon as it arrives (no buffers, no order).
+# The gradients are right, but a node runs once per path instead of once per pass.
+EAGER = '''
+from plugin import engine as ag
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
+    # typical wrong: push each gradient down as soon as it arrives (a node runs once per path)
+    wanted = None if inputs is None else [ag.gradient_node(t) for t in inputs]
+    captured = {}
+    with ag.set_grad_enabled(create_graph):
+        stack = [(ag.gradient_node(t), g) for t, g in zip(roots, root_grads)]
+        while stack:
+            node, grad = stack.pop()
+            if node is None:
+                continue
+            for hook in list(node.pre_hooks or ()):
+                out = hook(grad)
+                grad = grad if out is None else out
+            if wanted is not None and node in wanted:
+                captured[node] = grad if node not in captured else captured[node] + grad
+                continue
+            if wanted is not None and not node.next_functions:
+                continue
+            for (child, _), g in zip(node.next_functions, node(grad)):
+                if child is not None and g is not None:
+                    stack.append((child, g))
+    if wanted is not None:
+        return tuple(captured.get(n) for n in wanted)
+'''
+
+
+@pytest.fixture
+def checkout(pytester):
+    make_checkout(pytester, katas=[KATA])
+    return pytester
+
+
+def test_the_shipped_stubs_are_all_to_dos(checkout):
+    result = checkout.runpytest("-p", "no:randomly")
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    assert "passed" not in outcomes and "failed" not in outcomes and "error" not in outcomes, outcomes
+    todo = outcomes.get("todo", 0)
+    assert todo >= 20, outcomes
+    assert kata_row(result, KATA) == (f"0/{todo}", "not started")
+    # only the speed tests are left (2 tests x learner/reference), waiting for the kata to pass
+    assert outcomes.get("skipped", 0) == 4, outcomes
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_the_reference_solution_is_done(checkout):
+    result = checkout.runpytest("--solution", "reference", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    tests, status = kata_row(result, KATA)
+    assert status == "done", result.stdout.str()
+    passed, total = tests.split("/")
+    assert passed == total
+
+
+def test_a_correct_solution_written_differently_is_done(checkout):
+    write_learner_file(checkout, KATA, FILE, ALTERNATIVE)
+    result = checkout.runpytest("-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    assert kata_row(result, KATA)[1] == "done", result.stdout.str()
+    assert "compare with the reference solution in reference/backward_pass.py" in result.stdout.str()
+    assert "x reference" in result.stdout.str()  # the speed column has a ratio
+
+
+def test_pushing_each_gradient_down_at_once_fails_with_a_reason(checkout):
+    write_learner_file(checkout, KATA, FILE, EAGER)
+    result = checkout.runpytest("-p", "no:randomly", "-v", "-k", "once_per_pass or registration_order")
+    out = result.stdout.str()
+    assert result.ret == 1
+    assert kata_row(result, KATA)[1] == "in progress"
+    assert "the graph has 18 nodes, but the pass ran 38 node calls" in out
+    assert "each node must run once, with the sum of all the gradients that reach it" in out
+    # h feeds two uses: its hooks ran once per path, not once per pass
+    assert "torch gives 2 values, the engine ['first', 'third', 'first', 'third']" in out
