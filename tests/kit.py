@@ -43,3 +43,25 @@ def kata_row(result, slug):
     rows = {name: (tests, status) for name, tests, status in table_rows(result.outlines)}
     assert slug in rows, "\n".join(result.outlines)
     return rows[slug]
+
+
+def assert_stubs_all_todo(result, slug):
+    """On the shipped stubs: exit 0, nothing passed or failed, every graded test a to-do,
+    no traceback. Returns the run's outcome counts for further checks."""
+    __tracebackhide__ = True
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    assert not {"passed", "failed", "error", "errors"} & set(outcomes), outcomes
+    assert kata_row(result, slug) == (f"0/{outcomes.get('todo', 0)}", "not started")
+    assert "Traceback" not in result.stdout.str()
+    return outcomes
+
+
+def assert_done(result, slug):
+    """Exit 0 and the kata done, every graded test passed."""
+    __tracebackhide__ = True
+    assert result.ret == 0, result.stdout.str()
+    tests, status = kata_row(result, slug)
+    assert status == "done", result.stdout.str()
+    passed, total = tests.split("/")
+    assert passed == total, tests

@@ -1,7 +1,5 @@
 """Kata 02 (shapes) through the grading plugin, on a copy of its folder (pytester)."""
-import pytest
-
-from kit import kata_row, make_checkout, write_learner_file
+from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 
 KATA = "02_shapes"
 
@@ -107,34 +105,19 @@ def unbroadcast(grad, shape):
 '''
 
 
-@pytest.fixture
-def checkout(pytester):
-    make_checkout(pytester, katas=[KATA])
-    return pytester
-
-
-
-
 def test_the_stubs_are_all_todo(checkout):
-    result = checkout.runpytest("--kata", "2")
-    assert result.ret == 0, result.stdout.str()
-    outcomes = result.parseoutcomes()
+    outcomes = assert_stubs_all_todo(checkout.runpytest("--kata", "2"), KATA)
     assert outcomes.get("todo", 0) > 50
-    assert "passed" not in outcomes and "failed" not in outcomes, outcomes
-    assert kata_row(result, KATA)[1] == "not started"
 
 
 def test_the_reference_solution_is_done(checkout):
-    result = checkout.runpytest("--kata", "2", "--solution", "reference", "-p", "no:randomly")
-    assert result.ret == 0, result.stdout.str()
-    assert kata_row(result, KATA)[1] == "done"
+    assert_done(checkout.runpytest("--kata", "2", "--solution", "reference", "-p", "no:randomly"), KATA)
 
 
 def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, "shapes.py", ALTERNATIVE)
     result = checkout.runpytest("--kata", "2")
-    assert result.ret == 0, result.stdout.str()
-    assert kata_row(result, KATA)[1] == "done"
+    assert_done(result, KATA)
     assert "compare with the reference solution in reference/shapes.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the MLP step was timed
 

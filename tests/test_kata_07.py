@@ -1,7 +1,5 @@
 """Kata 07 (retain_graph) through the grading plugin, on a copy of its folder (pytester)."""
-import pytest
-
-from kit import kata_row, make_checkout, reference_source, write_learner_file
+from kit import assert_done, assert_stubs_all_todo, kata_row, reference_source, write_learner_file
 
 KATA = "07_retain_graph"
 
@@ -75,25 +73,13 @@ def reference_as_learner():
     return source.replace(relative, "from plugin import engine as ag  # noqa: E402\nreattach = ag.reattach\n")
 
 
-@pytest.fixture
-def checkout(pytester):
-    make_checkout(pytester, katas=[KATA])
-    return pytester
-
-
 def test_the_stubs_are_all_todo(checkout):
-    result = checkout.runpytest("--kata", "7")
-    assert result.ret == 0, result.stdout.str()
-    outcomes = result.parseoutcomes()
+    outcomes = assert_stubs_all_todo(checkout.runpytest("--kata", "7"), KATA)
     assert outcomes.get("todo", 0) >= 20, outcomes
-    assert "passed" not in outcomes and "failed" not in outcomes, outcomes
-    assert kata_row(result, KATA) == (f"0/{outcomes['todo']}", "not started")
 
 
 def test_the_reference_solution_is_done(checkout):
-    result = checkout.runpytest("--kata", "7", "--solution", "reference", "-p", "no:randomly")
-    assert result.ret == 0, result.stdout.str()
-    assert kata_row(result, KATA)[1] == "done"
+    assert_done(checkout.runpytest("--kata", "7", "--solution", "reference", "-p", "no:randomly"), KATA)
 
 
 def test_a_correct_solution_written_differently_is_done(checkout):

@@ -1,7 +1,7 @@
 """The grading plugin, run by pytester on a copy of the katas (a learner's clone)."""
 import pytest
 
-from kit import make_checkout, reference_source, table_rows, write_learner_file
+from kit import reference_source, table_rows, write_learner_file
 
 KAHN = '''
 from collections import deque
@@ -76,12 +76,6 @@ def topological_order(roots):
     while True:
         pass
 '''
-
-
-@pytest.fixture
-def checkout(pytester):
-    make_checkout(pytester)
-    return pytester
 
 
 def rows(result):
