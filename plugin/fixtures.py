@@ -55,25 +55,3 @@ def speed(request, _kata_engine):
 def growth(request, _kata_engine):
     """Checks that a piece's time grows like the reference's (see plugin/speed.py)."""
     return Growth(request, request.node.stash.get(KATA_KEY, None))
-
-
-@pytest.fixture
-def kata_piece(request):
-    """The function `name` of this kata's solution (learner's or reference): kata_piece("jacobian")."""
-    from .assembly import learner_pieces
-
-    kata = request.node.stash.get(KATA_KEY, None)
-
-    def get(name):
-        if _solution(request) == "reference":
-            return getattr(reference_solutions(kata), name)
-        return learner_pieces(kata)[name]
-
-    return get
-
-
-def reference_solutions(kata):
-    """The module holding the reference solution of a kata written on the public API."""
-    import importlib
-
-    return importlib.import_module(f"reference.solutions.{kata.name}")

@@ -10,7 +10,7 @@ from .hints import HintBook
 from .integrity import import_flags
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas
-from .results import CACHE_KEY, NOT_STARTED, DONE, KataResult, TestResult
+from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
 
@@ -236,8 +236,3 @@ def _has_speed_test(kata):
 
 def _is_xdist_worker(config):
     return hasattr(config, "workerinput")
-
-
-def status_of(results, cached, kata):
-    result = results.get(kata.slug)
-    return result.status if result is not None and result.tests else cached.get(kata.slug, NOT_STARTED)

@@ -13,6 +13,12 @@ DONE = "done"
 CACHE_KEY = "autograd_katas/status"
 
 
+def status_of(results, cached, kata):
+    """A kata's status: from this run when its tests ran, else remembered from the last one."""
+    result = results.get(kata.slug)
+    return result.status if result is not None and result.tests else cached.get(kata.slug, NOT_STARTED)
+
+
 @dataclass
 class TestResult:
     nodeid: str

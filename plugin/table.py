@@ -1,6 +1,6 @@
 """The feedback table printed at the end of every run."""
 from .manifest import katas
-from .results import DONE, IN_PROGRESS, NOT_STARTED
+from .results import DONE, IN_PROGRESS, NOT_STARTED, status_of
 
 STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}}
 
@@ -22,7 +22,7 @@ def write_table(tr, results, cached, why_no_speed, verbose):
     for kata in katas():
         result = results.get(kata.slug)
         ran = result is not None and result.tests
-        status = result.status if ran else cached.get(kata.slug, NOT_STARTED)
+        status = status_of(results, cached, kata)
         statuses[kata.slug] = status
         if ran:
             graded = result.graded

@@ -31,7 +31,7 @@ def _as_tuple(tensors):
     return tuple(tensors)
 
 
-def _as_grad_tuple(grads, count):
+def _as_grad_tuple(grads):
     if grads is None:
         return None
     if isinstance(grads, Tensor):
@@ -52,7 +52,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors = _as_tuple(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = active.make_root_grads(tensors, _as_grad_tuple(grad_tensors, len(tensors)))
+    seeds = active.make_root_grads(tensors, _as_grad_tuple(grad_tensors))
     if inputs is None:
         with _collector_paused():
             active.run_backward(tensors, seeds, retain_graph, create_graph)
@@ -79,7 +79,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs, len(outputs)))
+    seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs))
     _check_inputs(inputs)  # after the outputs, as torch checks them
     with _collector_paused():
         grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
