@@ -244,7 +244,7 @@ def reattach(detached, node):
     Saved outputs use it: a node that kept its own output would keep itself alive (node ->
     output -> node), so it keeps the output detached and reattaches it when unpacked.
     """
-    out = Tensor(detached._data, requires_grad=True, grad_fn=node, device=detached._device)
+    out = Tensor(detached._data, True, node, detached._device)
     out._version_box = detached._shared_version()
     return out
 

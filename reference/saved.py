@@ -39,13 +39,19 @@ class SavedTensors:
 
     def save(self, *tensors):
         owner = self._owner()
-        outputs = tuple([t is not None and t.grad_fn is owner for t in tensors])
+        # One plain loop (this runs for most operations of every forward): is each tensor
+        # the node's own output, and its version now.
+        outputs = []
+        versions = []
+        for t in tensors:
+            outputs.append(t is not None and t.grad_fn is owner)
+            versions.append(None if t is None else t._version)
         if any(outputs):
             # The node's own output: keep it detached (sharing data and version), or
             # node -> output -> node would keep both alive.
             tensors = tuple([t.detach() if out else t for t, out in zip(tensors, outputs)])
         self._tensors = tensors
-        self._versions = tuple([None if t is None else t._version for t in tensors])
+        self._versions = versions
         self._outputs = outputs
 
     def unpack(self):

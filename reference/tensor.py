@@ -204,7 +204,7 @@ class Tensor:
 
     def detach(self):
         """The same data and version counter, cut from the graph."""
-        out = Tensor(self._data, device=self._device)
+        out = Tensor(self._data, False, None, self._device)  # positional: this runs per saved output
         out._version_box = self._shared_version()
         return out
 
