@@ -488,7 +488,10 @@ def inplace(target, op, other, fill=None, ufunc=None):
         target._requires_grad = True
     elif ufunc is not None and fill is None:
         _, other = operands("inplace", target, other)
-        if np.broadcast_shapes(target._data.shape, other._data.shape) == target._data.shape:
+        shape = target._data.shape
+        # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an
+        # optimizer step `p.sub_(lr * p.grad)` always has equal shapes.)
+        if other._data.shape == shape or np.broadcast_shapes(shape, other._data.shape) == shape:
             ufunc(target._data, other._data, out=target._data, casting="same_kind")
             target._bump_version()
             return target
