@@ -43,7 +43,9 @@ def constant(value, like):
     if isinstance(value, Tensor):
         return value
     if type(value) in (float, int):
-        key = (value, type(value), like._data.dtype, like._device)
+        # The device by id: hashing a Device runs Python code. Safe: the cached tensor holds
+        # its device, so no other object can take that id while the entry lives.
+        key = (value, type(value), like._data.dtype, id(like._device))
         cached = _constants.get(key)
         if cached is None:
             if len(_constants) > 4096:
