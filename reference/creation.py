@@ -35,7 +35,7 @@ def _dtype(dtype):
 
 def tensor(data, requires_grad=False, dtype=None, device=None):
     if isinstance(data, Tensor):
-        data = data.detach()._data
+        data = data.detach().cpu()._data
     array = np.array(data, dtype=_dtype(dtype))
     if dtype is None and array.dtype == np.float64 and not _keeps_float64(data):
         array = array.astype(np.float32)  # Python floats: the default dtype
