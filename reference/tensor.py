@@ -25,7 +25,9 @@ def canonical_device(device):
     the device check only when they really differ."""
     key = (device.type, device.index)
     if key not in _devices:
-        _devices[key] = device
+        # Stored as the engine's own Device, whatever class parsed it (a learner's Device
+        # must not outlive its test in this process-wide table).
+        _devices[key] = Device(device.type, device.index)
     return _devices[key]
 
 NON_LEAF_GRAD_WARNING = (
