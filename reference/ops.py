@@ -456,7 +456,8 @@ def log_softmax(x, dim):
 
 
 def to(x, device=None, dtype=None):
-    target_device = x._device if device is None else active.Device(device)
+    # The device piece parses strings: a Device object (the engine's) goes to it as its string.
+    target_device = x._device if device is None else active.Device(str(device))
     if target_device.type == "cuda" and target_device.index is None:
         target_device = active.Device("cuda", 0)
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
