@@ -121,4 +121,5 @@ def test_typical_slips_are_told_so(checkout):
     assert "one copy each way expected" in out
     assert "test_the_gradient_of_a_move_goes_back_where_it_came_from[sim] FAILED" in out
     assert "must go back to the device it came from" in out
+    assert "test_training_makes_exactly_the_reference_transfers FAILED" in out
     assert "test_mixing_devices_fails_with_torchs_words[add] PASSED" in out
