@@ -10,6 +10,7 @@ grades on every machine), "cupy", or "auto" (CuPy when it works, else the simula
 `use(name)` switches at run time (the kit's tests run the device kata on both).
 """
 import os
+import warnings
 
 import numpy as np
 
@@ -149,4 +150,14 @@ def synchronize(device=None):
             cupy.cuda.Stream.null.synchronize()
 
 
-use(os.environ.get(ENV_VAR, "sim"))
+def _use_environment():
+    choice = os.environ.get(ENV_VAR, "sim")
+    try:
+        use(choice)
+    except (ValueError, RuntimeError) as error:
+        # A bad setting must not stop the engine from importing: say so, simulate.
+        warnings.warn(f"{ENV_VAR}={choice}: {error}; using the simulated GPU", RuntimeWarning)
+        use("sim")
+
+
+_use_environment()
