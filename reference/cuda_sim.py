@@ -186,10 +186,12 @@ class DeviceArray:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         index = [None]
-        args = _unwrap(inputs, index)
+        if method == "at":  # ufunc.at(array, indices, values): indices may be host arrays
+            args = _unwrap(inputs[:1], index) + (_unwrap_index(inputs[1], index),)
+            args += _unwrap(inputs[2:], index)
+        else:
+            args = _unwrap(inputs, index)
         out = kwargs.get("out")
-        if method == "at":
-            args = (args[0], _unwrap_index(inputs[1], index)) + tuple(args[2:])
         kwargs = _unwrap(kwargs, index)
         result = getattr(ufunc, method)(*args, **kwargs)
         if out is not None:
