@@ -18,7 +18,7 @@ import pytest
 
 from .assembly import assemble  # noqa: F401
 from .fixtures import _kata_engine, ag, growth, oracle, speed  # noqa: F401
-from .options import pytest_addoption  # noqa: F401
+from .options import apply_cuda_option, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
 _PREVIOUS_ROOT = pytest.StashKey()
@@ -42,6 +42,7 @@ def pytest_configure(config):
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     pieces.restore_reference()
+    apply_cuda_option(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     _load_hypothesis_profile(config)
 

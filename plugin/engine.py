@@ -10,6 +10,7 @@ from reference import (  # noqa: F401
     arange,
     autograd,
     bool,
+    cuda,
     device,
     double,
     enable_grad,

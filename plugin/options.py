@@ -33,3 +33,24 @@ def pytest_addoption(parser):
         metavar="SECONDS",
         help="time limit of one kata test, so that an endless loop fails that test only (default 30)",
     )
+    group.addoption(
+        "--cuda",
+        choices=("sim", "cupy", "auto"),
+        default=None,
+        help="the CUDA backend of 'cuda' tensors: the simulated GPU (the default, also set by "
+        "AUTOGRAD_KATAS_CUDA), CuPy on a real GPU, or auto (CuPy when it works)",
+    )
+
+
+def apply_cuda_option(config):
+    """Switch the engine's CUDA backend when --cuda is given (else the environment decides)."""
+    choice = config.getoption("cuda", None)
+    if choice is not None:
+        import pytest
+
+        from reference import cuda
+
+        try:
+            cuda.use(choice)
+        except RuntimeError as error:
+            raise pytest.UsageError(f"--cuda {choice}: {error}") from None

@@ -10,7 +10,7 @@ backward_pass, saved, devices); the engine reaches them only through `pieces.act
 """
 import numpy as _np
 
-from . import autograd, pieces
+from . import autograd, cuda, pieces
 from .creation import (
     arange,
     full,

@@ -18,7 +18,7 @@ def manual_seed(seed):
 def _place(array, requires_grad, device):
     if requires_grad and array.dtype.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    device = active.Device(device) if device is not None else Device("cpu")
+    device = active.Device(str(device)) if device is not None else Device("cpu")
     if device.type == "cuda" and device.index is None:
         device = active.Device("cuda", 0)
     if device.type != "cpu":
@@ -35,7 +35,7 @@ def _dtype(dtype):
 
 def tensor(data, requires_grad=False, dtype=None, device=None):
     if isinstance(data, Tensor):
-        data = data.detach()._data
+        data = data.detach().cpu()._data
     array = np.array(data, dtype=_dtype(dtype))
     if dtype is None and array.dtype == np.float64 and not _keeps_float64(data):
         array = array.astype(np.float32)  # Python floats: the default dtype

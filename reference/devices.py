@@ -4,9 +4,12 @@ A device names where a tensor's array is stored ("cpu", "cuda:0", ...). The engi
 copies between devices on its own: an operation whose operands live apart is an error, and
 the only way across is `.to()`, whose gradient travels back the same way.
 
-This module holds the CPU side; the CUDA backends plug in through `array_module`.
+Device-agnostic code asks `array_module(device)` for the array library (numpy, the
+simulated GPU's module, or CuPy) instead of importing numpy by name.
 """
 import numpy as np
+
+from . import cuda
 
 __all__ = ["Device", "array_module", "transfer", "check_same_device", "to_backward"]
 
@@ -56,21 +59,24 @@ class Device:
 
 
 def array_module(device):
-    """The array library for a device: numpy on the CPU."""
+    """The array library for a device: numpy on the CPU, the CUDA backend's module for the
+    device's GPU (`ag.cuda.module(index)`: the simulation's, or CuPy's)."""
     if device.type == "cpu":
         return np
-    raise RuntimeError(
-        "Torch not compiled with CUDA enabled: this engine has no CUDA backend yet "
-        "(use device='cpu')"
-    )
+    return cuda.module(device.index or 0)
 
 
 def transfer(array, src, dst):
-    """Copy `array` from device `src` to device `dst` (the same object when they are equal)."""
+    """Copy `array` from device `src` to device `dst` (the same object when they are equal).
+
+    Every copy goes through a module's `asarray` (to a GPU) or `asnumpy` (to the host):
+    that is where the backend counts transfers. Nothing else ever crosses.
+    """
     if src == dst:
         return array
-    array_module(dst)  # raises for a device without a backend
-    raise RuntimeError(f"no transfer from {src} to {dst}")
+    if dst.type == "cpu":
+        return array_module(src).asnumpy(array)
+    return array_module(dst).asarray(array)
 
 
 def check_same_device(op, *tensors):

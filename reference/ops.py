@@ -50,7 +50,9 @@ def constant(value, like):
         if cached is None:
             if len(_constants) > 4096:
                 _constants.clear()
-            cached = _constants[key] = _make_constant(value, like)
+            cached = _make_constant(value, like)
+            if like._device.type == "cpu":  # a cached GPU constant would look like a leak
+                _constants[key] = cached
         return cached
     return _make_constant(value, like)
 
@@ -60,6 +62,9 @@ def _make_constant(value, like):
         array = np.asarray(value)
         if array.dtype == np.float64 and not isinstance(value, np.ndarray):
             array = array.astype(DEFAULT_FLOAT)
+        if like._device.type != "cpu" and array.ndim:
+            # Host data next to a GPU tensor: torch refuses, it never copies implicitly.
+            active.check_same_device("constant", like, Tensor(array))
     else:
         kind = like._data.dtype.kind
         if isinstance(value, float) and kind not in "fc":
@@ -68,7 +73,12 @@ def _make_constant(value, like):
             dtype = np.bool_
         else:
             dtype = like._data.dtype
+        if like._device.type != "cpu":
+            # A number travels to the GPU as a kernel argument: made there, no transfer.
+            return Tensor(active.array_module(like._device).full((), value, dtype), device=like._device)
         array = np.asarray(value, dtype=dtype)
+    if like._device.type != "cpu":  # a 0-d array counts as a number, as in torch
+        array = active.array_module(like._device).full((), array.item(), array.dtype)
     return Tensor(array, device=like._device)
 
 
@@ -254,7 +264,7 @@ def normalize_dims(dim, ndim):
 def _reduction(name_all, name_dim, rule, numpy_fn, x, dim, keepdim):
     dims = normalize_dims(dim, x.ndim)
     data = numpy_fn(x._data, axis=dims, keepdims=keepdim)
-    out, ctx = record(name_all if dim is None else name_dim, rule, np.asarray(data), (x,))
+    out, ctx = record(name_all if dim is None else name_dim, rule, data, (x,))
     if ctx:
         ctx.dim = dims
         ctx.keepdim = keepdim
@@ -285,14 +295,14 @@ class MaxResult(tuple):
 def max(x, dim=None, keepdim=False):
     if dim is None:
         # The largest element; torch shares its gradient evenly between ties.
-        out, ctx = record("MaxBackward1", "max_backward", np.asarray(x._data.max()), (x,))
+        out, ctx = record("MaxBackward1", "max_backward", x._data.max(), (x,))
         if ctx:
             ctx.dim = None
             ctx.save_for_backward(x, out)
         return out
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
-        return MaxResult((x.clone(), Tensor(np.zeros((), np.int64), device=x._device)))
+        return MaxResult((x.clone(), Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
     indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
     values = np.take_along_axis(x._data, indices, axis)
@@ -448,7 +458,8 @@ def log_softmax(x, dim):
 
 
 def to(x, device=None, dtype=None):
-    target_device = x._device if device is None else active.Device(device)
+    # The device piece parses strings: a Device object (the engine's) goes to it as its string.
+    target_device = x._device if device is None else active.Device(str(device))
     if target_device.type == "cuda" and target_device.index is None:
         target_device = active.Device("cuda", 0)
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)

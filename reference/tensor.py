@@ -25,7 +25,9 @@ def canonical_device(device):
     the device check only when they really differ."""
     key = (device.type, device.index)
     if key not in _devices:
-        _devices[key] = device
+        # Stored as the engine's own Device, whatever class parsed it (a learner's Device
+        # must not outlive its test in this process-wide table).
+        _devices[key] = Device(device.type, device.index)
     return _devices[key]
 
 NON_LEAF_GRAD_WARNING = (
@@ -280,8 +282,9 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self):
+        data = self._data if self._device.type == "cpu" else self.detach().cpu()._data  # printing copies
         body = np.array2string(
-            self._data, separator=", ", prefix="tensor(", precision=4, threshold=1000
+            data, separator=", ", prefix="tensor(", precision=4, threshold=1000
         )
         extras = []
         if self._device.type != "cpu":
@@ -318,11 +321,11 @@ class Tensor:
 
     def new_zeros(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return Tensor(np.zeros(shape, dtype=self._data.dtype), device=self._device)
+        return Tensor(np.zeros(shape, dtype=self._data.dtype, like=self._data), device=self._device)
 
     def new_ones(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return Tensor(np.ones(shape, dtype=self._data.dtype), device=self._device)
+        return Tensor(np.ones(shape, dtype=self._data.dtype, like=self._data), device=self._device)
 
     def clone(self):
         return ops.clone(self)
