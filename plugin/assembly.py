@@ -93,6 +93,42 @@ def pieces_for(kata, solution, guarded=True):
     return replacements
 
 
+class KataFunctions:
+    """The functions of a kata written on the public API (katas 09 and 10), as attributes:
+    `solution.jacobian(f, x)`. The learner's (guarded: a stub is a to-do) or the reference
+    solution's (reference/solutions/); `using("reference")` switches for a while (speed)."""
+
+    def __init__(self, kata, solution):
+        self._kata = kata
+        self._chosen = {"reference": _reference_functions(kata)}
+        if solution == "learner":
+            paths = learner_file_paths()
+            self._chosen["learner"] = {
+                name: outcomes.guard(name, f, paths) if callable(f) and not isinstance(f, type) else f
+                for name, f in learner_pieces(kata).items() if name in kata.functions
+            }
+        self._solution = solution
+
+    def __getattr__(self, name):
+        functions = self.__dict__.get("_chosen", {}).get(self.__dict__.get("_solution"), {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(f"kata {self._kata.slug} has no function {name!r}")
+
+    @contextlib.contextmanager
+    def using(self, solution):
+        previous, self._solution = self._solution, solution
+        try:
+            yield self
+        finally:
+            self._solution = previous
+
+
+def _reference_functions(kata):
+    module = importlib.import_module(f"reference.solutions.{kata.name}")
+    return {name: getattr(module, name) for name in kata.functions}
+
+
 @contextlib.contextmanager
 def engine_for(kata, solution="learner"):
     """Run the engine with the pieces a test of `kata` should use; yields the namespace."""

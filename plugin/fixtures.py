@@ -3,7 +3,7 @@ import pytest
 
 import reference
 
-from .assembly import engine_for
+from .assembly import KataFunctions, engine_for
 from .grading import KATA_KEY
 from .oracle import Oracle
 from .speed import Growth, Speed
@@ -37,6 +37,16 @@ def ag(_kata_engine):
 def oracle(ag):
     """Runs the same code on torch and on `ag` and compares (see plugin/oracle.py)."""
     return Oracle(ag)
+
+
+@pytest.fixture
+def solution(request, _kata_engine):
+    """The kata's functions (katas 09 and 10, written on the public API): the learner's, or
+    the reference solution's under --solution reference: `solution.jacobian(f, x)`."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None or not kata.functions:
+        pytest.skip("the solution fixture belongs to a kata of functions (09, 10)")
+    return KataFunctions(kata, _solution(request))
 
 
 @pytest.fixture(params=["learner", "reference"])

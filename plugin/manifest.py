@@ -80,7 +80,8 @@ ALL_KATAS = (
         "Device", "array_module", "transfer", "check_same_device", "to_backward",
     ), reference_module="reference/devices.py"),
     Kata(9, "higher_order", "higher_order.py",
-         functions=("jacobian", "hessian_vector_product", "gradient_penalty")),
+         functions=("jacobian", "hessian_vector_product", "gradient_penalty"),
+         reference_module="reference/solutions/higher_order.py"),
     Kata(10, "capstone", "capstone.py", whole_engine=True),
 )
 
