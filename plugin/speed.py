@@ -78,7 +78,9 @@ class Speed:
 
     def interleaved_ratio(self, workload, rounds):
         """median(learner) / median(reference), alternating the two so drift hits both alike."""
-        reference = {name: seam.REFERENCE[name] for name in self.kata.pieces}
+        # The capstone (whole_engine) swaps every piece; another kata its own.
+        reference = dict(seam.REFERENCE) if self.kata.whole_engine else {
+            name: seam.REFERENCE[name] for name in self.kata.pieces}
         # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
         functions = None
         if "solution" in self.request.fixturenames:
