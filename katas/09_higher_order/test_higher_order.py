@@ -36,8 +36,11 @@ def assert_close(actual, expected, what):
     assert tuple(actual.shape) == tuple(expected.shape), (
         f"{what}: shape {tuple(actual.shape)}, torch's is {tuple(expected.shape)}"
     )
-    np.testing.assert_allclose(values(actual), expected, rtol=1e-6, atol=1e-9,
-                               err_msg=f"{what} differs from torch's")
+    mine = values(actual)
+    assert np.allclose(mine, expected, rtol=1e-6, atol=1e-9), (
+        f"{what} differs from torch's: expected {np.array2string(expected, precision=5)}, "
+        f"got {np.array2string(mine, precision=5)}"
+    )
 
 
 def call(what, function, *args):

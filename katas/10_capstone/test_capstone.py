@@ -42,6 +42,14 @@ def torch_curve(weights, x, labels, lr, steps):
     return losses
 
 
+def assert_close(mine, theirs, what, rtol=1e-9, atol=1e-12):
+    __tracebackhide__ = True
+    mine, theirs = np.asarray(mine), np.asarray(theirs)
+    assert mine.shape == theirs.shape and np.allclose(mine, theirs, rtol=rtol, atol=atol), (
+        f"{what}: expected {np.array2string(theirs, precision=6)}, got {np.array2string(mine, precision=6)}"
+    )
+
+
 def translate(error):
     if "Trying to backward through the graph a second time" in str(error):
         pytest.fail("the second backward found the shared trunk's saved tensors freed: the first "
@@ -56,7 +64,7 @@ def test_the_forward_pass_and_loss_equal_torchs(ag, solution):
     loss = solution.cross_entropy(solution.mlp_forward([ag.tensor(w) for w in weights], ag.tensor(x)), labels)
     expected = torch_loss([torch.tensor(w) for w in weights], x, labels).item()
     assert loss.numel() == 1, f"cross_entropy must return one number, got shape {tuple(loss.shape)}"
-    np.testing.assert_allclose(loss.item(), expected, rtol=1e-10, err_msg="the loss differs from torch's")
+    assert_close(loss.item(), expected, "the loss differs from torch's", rtol=1e-10)
 
 
 def test_the_loss_curve_over_20_steps_follows_torchs(ag, solution):
@@ -80,7 +88,7 @@ def test_sgd_step_updates_in_place_and_clears_grad(ag, solution):
     before = w
     solution.sgd_step([w], 0.25)
     assert w is before
-    np.testing.assert_allclose(w.detach().numpy(), [0.5, -1.0], err_msg="p - lr * p.grad, in place")
+    assert_close(w.detach().numpy(), [0.5, -1.0], "sgd_step must compute p - lr * p.grad, in place")
     assert w.is_leaf and w.grad_fn is None, "the update was recorded in the graph: use ag.no_grad()"
     assert w.grad is None, "sgd_step must clear .grad (p.grad = None) after the update"
 
@@ -112,8 +120,7 @@ def test_multitask_gradients_equal_torchs(ag, solution, strategy):
     (t1 + t2).backward()
     for name, mine, theirs in zip(("W (trunk)", "V1 (head 1)", "V2 (head 2)"), leaves, t_leaves):
         assert mine.grad is not None, f"{strategy}: {name}.grad is None"
-        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-12,
-                                   err_msg=f"{strategy}: the gradient of {name} differs from torch's")
+        assert_close(mine.grad.numpy(), theirs.grad.numpy(), f"{strategy}: the gradient of {name} differs from torch's")
 
 
 def test_the_two_strategies_give_equal_gradients(ag, solution):
@@ -127,7 +134,7 @@ def test_the_two_strategies_give_equal_gradients(ag, solution):
             translate(error)
         grads.append([leaf.grad.numpy() for leaf in leaves])
     for a, b in zip(*grads):
-        np.testing.assert_allclose(a, b, rtol=1e-12, err_msg="sequential and summed backward must agree")
+        assert_close(a, b, "sequential and summed backward must agree", rtol=1e-12)
 
 
 def test_the_sequential_strategy_needs_retain_graph(ag):
@@ -161,8 +168,7 @@ def test_one_call_for_all_weights_runs_each_node_once(ag, solution):
     expected = torch.autograd.grad(torch_loss(t_params, x, labels), t_params)
     assert len(grads) == len(params), f"one gradient per weight: got {len(grads)} for {len(params)}"
     for i, (mine, theirs) in enumerate(zip(grads, expected)):
-        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-12,
-                                   err_msg=f"the gradient of weight {i} differs from torch's")
+        assert_close(mine.numpy(), theirs.numpy(), f"the gradient of weight {i} differs from torch's")
     assert all(p.grad is None for p in params), "autograd.grad never touches .grad"
     assert runs.count <= nodes_behind(loss), (
         f"one call for all {len(params)} weights ran {runs.count} nodes; the graph has "
@@ -183,7 +189,7 @@ def test_one_call_per_weight_runs_the_shared_part_again(ag, solution):
     with count_node_runs() as one_by_one:
         separately = solution.grads_one_by_one(second, params)
     for i, (a, b) in enumerate(zip(together, separately)):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=f"weight {i}: both ways must agree")
+        assert_close(a.numpy(), b.numpy(), f"weight {i}: both ways must agree", rtol=1e-12)
     assert one_by_one.count > 2 * all_at_once.count, (
         f"one call per weight ran {one_by_one.count} nodes, one call for all ran {all_at_once.count}: "
         "each separate call walks the shared part near the loss again (and grads_one_by_one must "
@@ -199,4 +205,4 @@ def test_a_100000_deep_chain_runs_on_your_engine(ag):
     for _ in range(100_000):
         y = y * 1.000001
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [1.000001 ** 100_000], rtol=1e-4)
+    assert_close(x.grad.numpy(), [1.000001 ** 100_000], "the gradient through the 100,000-deep chain", rtol=1e-6)
