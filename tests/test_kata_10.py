@@ -86,3 +86,36 @@ def test_one_kata_left_is_named_and_a_sequential_backward_without_retain_fails(c
     assert "test_multitask_gradients_equal_torchs[multitask_sequential] FAILED" in out
     assert "the first backward must keep them (retain_graph=True)" in out
     assert "test_multitask_gradients_equal_torchs[multitask_summed] PASSED" in out
+
+
+RECURSIVE_TOPOSORT = '''
+def topological_order(roots):
+    order, seen = [], set()
+
+    def visit(node):  # recursion: one Python frame per node of a chain
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for child, _ in node.next_functions:
+            visit(child)
+        order.append(node)
+
+    for root in roots:
+        visit(root)
+    return order[::-1]
+'''
+
+
+def test_a_recursive_toposort_fails_the_deep_chain_then_blocks_once_graded(checkout):
+    plant_every_kata(checkout)
+    write_learner_file(checkout, SLUG, "capstone.py", capstone_reference())
+    write_learner_file(checkout, "03_toposort", "toposort.py", RECURSIVE_TOPOSORT)
+    # never graded, no stubs: trusted, and the capstone's deep chain finds the recursion
+    result = checkout.runpytest("--kata", "10", "-k", "deep_chain")
+    assert result.ret == 1
+    assert "recursed too deep (RecursionError): use an explicit stack" in result.stdout.str()
+    # graded in progress (its own deep-chain test fails): the capstone now waits for kata 03
+    assert kata_row(checkout.runpytest("--kata", "3", "-k", "not speed"), "03_toposort")[1] == "in progress"
+    result = checkout.runpytest("--kata", "10", "-k", "deep_chain or loss_curve")
+    assert result.ret == 0
+    assert "finish katas 03 first (03: in progress at its last grading)" in result.stdout.str()
