@@ -17,7 +17,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
 import pytest
 
 from .assembly import assemble  # noqa: F401
-from .fixtures import _kata_engine, ag, growth, oracle, speed  # noqa: F401
+from .fixtures import _kata_engine, ag, growth, oracle, solution, speed  # noqa: F401
 from .options import apply_cuda_option, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"

@@ -5,7 +5,9 @@ the reference's, so any kata can be done first. The capstone plugs in every lear
 Swapping goes through the engine's seam (reference.pieces), in one process, without
 reloading modules.
 """
+import ast
 import contextlib
+import importlib
 import importlib.util
 import sys
 
@@ -91,6 +93,87 @@ def pieces_for(kata, solution, guarded=True):
                 use_guard = guarded and callable(piece) and not isinstance(piece, type)
                 replacements[name] = outcomes.guard(name, piece, paths) if use_guard else piece
     return replacements
+
+
+def stubs_left(kata):
+    """Names of the functions in kata's learner file still a stub: a body that is only a
+    docstring and `raise NotImplementedError(...)` (methods of classes too)."""
+    try:
+        tree = ast.parse(kata.path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ["(the file does not parse)"]
+    left = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(
+                getattr(node.body[0], "value", None), ast.Constant) else node.body
+            if len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.unparse(body[0]):
+                left.append(node.name)
+    return left
+
+
+def capstone_blockers(kata, last_status):
+    """The katas the capstone (`kata`, whole_engine) needs that are not finished, with why:
+    a stub left in the learner's file (always known, in any run), an import of torch or the
+    reference (flagged), or "in progress" at its last grading (`last_status(k)`: this run's
+    result when that kata already ran in this process, else the one remembered in pytest's
+    cache). A kata never graded but without stubs is trusted: its pieces run."""
+    from .integrity import import_flags
+    from .results import IN_PROGRESS
+
+    blockers = []
+    for k in katas():
+        if not k.pieces or k.number >= kata.number:
+            continue
+        if stubs_left(k):
+            blockers.append((k, f"stubs left in {k.learner_file}"))
+        elif import_flags(k):
+            blockers.append((k, "imports torch or the reference"))
+        elif last_status(k) == IN_PROGRESS:
+            blockers.append((k, "in progress at its last grading"))
+    return blockers
+
+
+def blocked_message(blockers):
+    numbers = ", ".join(f"{k.number:02d}" for k, _ in blockers)
+    why = "; ".join(f"{k.number:02d}: {reason}" for k, reason in blockers)
+    return (f"the capstone runs on your whole engine: finish katas {numbers} first ({why})")
+
+
+class KataFunctions:
+    """The functions of a kata written on the public API (katas 09 and 10), as attributes:
+    `solution.jacobian(f, x)`. The learner's (guarded: a stub is a to-do) or the reference
+    solution's (reference/solutions/); `using("reference")` switches for a while (speed)."""
+
+    def __init__(self, kata, solution):
+        self._kata = kata
+        self._chosen = {"reference": _reference_functions(kata)}
+        if solution == "learner":
+            paths = learner_file_paths()
+            self._chosen["learner"] = {
+                name: outcomes.guard(name, f, paths) if callable(f) and not isinstance(f, type) else f
+                for name, f in learner_pieces(kata).items() if name in kata.functions
+            }
+        self._solution = solution
+
+    def __getattr__(self, name):
+        functions = self.__dict__.get("_chosen", {}).get(self.__dict__.get("_solution"), {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(f"kata {self._kata.slug} has no function {name!r}")
+
+    @contextlib.contextmanager
+    def using(self, solution):
+        previous, self._solution = self._solution, solution
+        try:
+            yield self
+        finally:
+            self._solution = previous
+
+
+def _reference_functions(kata):
+    module = importlib.import_module(f"reference.solutions.{kata.name}")
+    return {name: getattr(module, name) for name in kata.functions}
 
 
 @contextlib.contextmanager

@@ -107,7 +107,10 @@ class Grading:
         if at_stub:
             report.outcome = "skipped"
             report.kata_todo = True
-            report.longrepr = (str(item.path), item.location[1] or 0, "reached a stub: not written yet")
+            reason = outcomes.todo_reason(call.excinfo)
+            report.longrepr = (str(item.path), item.location[1] or 0, reason)
+            if isinstance(call.excinfo.value, outcomes.KataBlocked):
+                report.kata_message = reason  # the table says which katas to finish first
         elif report.failed:
             report.kata_message = outcomes.verdict(report)
             hint = self.hints.current(kata)

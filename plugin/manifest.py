@@ -80,8 +80,12 @@ ALL_KATAS = (
         "Device", "array_module", "transfer", "check_same_device", "to_backward",
     ), reference_module="reference/devices.py"),
     Kata(9, "higher_order", "higher_order.py",
-         functions=("jacobian", "hessian_vector_product", "gradient_penalty")),
-    Kata(10, "capstone", "capstone.py", whole_engine=True),
+         functions=("jacobian", "hessian_vector_product", "gradient_penalty"),
+         reference_module="reference/solutions/higher_order.py"),
+    Kata(10, "capstone", "capstone.py", whole_engine=True, functions=(
+        "mlp_forward", "cross_entropy", "sgd_step", "train", "multitask_sequential",
+        "multitask_summed", "grads_all_at_once", "grads_one_by_one",
+    ), reference_module="reference/solutions/capstone.py"),
 )
 
 

@@ -9,6 +9,7 @@ times both solutions itself, interleaved, and reports the ratio directly.
 The `growth` fixture checks a piece's growth class against the reference's (see Growth).
 Counts (node runs) are in `reference.graph.Stats`: counts are not noisy.
 """
+import contextlib
 import gc
 import statistics
 import time
@@ -77,14 +78,25 @@ class Speed:
 
     def interleaved_ratio(self, workload, rounds):
         """median(learner) / median(reference), alternating the two so drift hits both alike."""
-        reference = {name: seam.REFERENCE[name] for name in self.kata.pieces}
+        # The capstone (whole_engine) swaps every piece; another kata its own.
+        reference = dict(seam.REFERENCE) if self.kata.whole_engine else {
+            name: seam.REFERENCE[name] for name in self.kata.pieces}
+        # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
+        functions = None
+        if "solution" in self.request.fixturenames:
+            functions = self.request.getfixturevalue("solution")
         mine, theirs = [], []
         for _ in range(max(rounds, 5)):
             mine.append(_timed(workload))
-            with seam.swapped(reference):
+            with seam.swapped(reference), (functions.using("reference") if functions else _nothing()):
                 theirs.append(_timed(workload))
         return statistics.median(mine) / statistics.median(theirs)
 
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield
 
 
 class Growth:

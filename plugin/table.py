@@ -60,6 +60,9 @@ def _notes(kata, status, result, verbose):
         return
     for flag in result.flags:
         yield f"flagged: {flag}; the kata counts once it uses the engine's API (from plugin import engine as ag)"
+    blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")
+    if status == NOT_STARTED and blocked:
+        yield blocked
     if status == DONE and kata.reference_module:
         yield f"done: compare with the reference solution in {kata.reference_module}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]

@@ -1,0 +1,204 @@
+"""Kata 09 tests: jacobian, hessian_vector_product and gradient_penalty against torch.
+
+Each function under test is built twice from the same code, once on torch and once on the
+engine (`lib`), so that torch.autograd.functional gives the expected answer."""
+import numpy as np
+import pytest
+import torch
+
+RNG = np.random.default_rng(9)
+
+# f(lib) -> a function of one tensor; the same code for torch and the engine
+VECTOR_FUNCTIONS = {
+    "sigmoid(x) * x": lambda lib: (lambda x: x.sigmoid() * x),
+    "exp(x[:2]) * 2": lambda lib: (lambda x: (x[0:2] * x[1:3]).exp() * 2),
+    "tanh(W @ x)": lambda lib: (lambda x: (lib.tensor(np.arange(12.0).reshape(4, 3) / 10) @ x).tanh()),
+    "sum of squares": lambda lib: (lambda x: (x * x).sum()),
+}
+SCALAR_FUNCTIONS = {
+    "sum(x**3)": lambda lib: (lambda x: (x ** 3).sum()),
+    "sum(sigmoid(x) * exp(x))": lambda lib: (lambda x: (x.sigmoid() * x.exp()).sum()),
+    "log(sum(exp(x)))": lambda lib: (lambda x: x.exp().sum().log()),
+    "matrix: sum(tanh(x) @ x.T)": lambda lib: (lambda x: (x.tanh() @ x.T).sum()),
+}
+
+
+def values(t):
+    return t.detach().numpy()
+
+
+def assert_close(actual, expected, what):
+    __tracebackhide__ = True
+    expected = expected.detach().numpy()
+    assert hasattr(actual, "detach") and hasattr(actual, "shape"), (
+        f"{what} must return an engine tensor, not {type(actual).__name__}"
+    )
+    assert tuple(actual.shape) == tuple(expected.shape), (
+        f"{what}: shape {tuple(actual.shape)}, torch's is {tuple(expected.shape)}"
+    )
+    mine = values(actual)
+    assert np.allclose(mine, expected, rtol=1e-6, atol=1e-9), (
+        f"{what} differs from torch's: expected {np.array2string(expected, precision=5)}, "
+        f"got {np.array2string(mine, precision=5)}"
+    )
+
+
+def call(what, function, *args):
+    """Call a learner function; torch's "backward a second time" error gets the kata's advice."""
+    __tracebackhide__ = True
+    try:
+        return function(*args)
+    except RuntimeError as error:
+        if "Trying to backward through the graph a second time" in str(error):
+            pytest.fail(f"{what}: the graph was freed after the first vector-Jacobian product; "
+                        "pass retain_graph=True to every autograd.grad call but the last "
+                        f"(torch: {str(error)[:51]})", pytrace=False)
+        if "does not require grad and does not have a grad_fn" in str(error):
+            pytest.fail(f"{what}: a gradient without a graph was differentiated again; the first "
+                        f"autograd.grad needs create_graph=True (torch: {error})", pytrace=False)
+        raise
+
+
+# --- jacobian ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", VECTOR_FUNCTIONS)
+def test_jacobian_equals_torchs(ag, solution, name):
+    x = RNG.normal(size=3)
+    actual = call("jacobian", solution.jacobian, VECTOR_FUNCTIONS[name](ag), ag.tensor(x, requires_grad=True))
+    expected = torch.autograd.functional.jacobian(VECTOR_FUNCTIONS[name](torch), torch.tensor(x))
+    assert_close(actual, expected, f"jacobian of {name}")
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (), (4, 1)])
+def test_jacobian_keeps_both_shapes(ag, solution, shape):
+    x = RNG.normal(size=shape)
+
+    def f(lib):
+        return lambda t: (t.exp() * 0.5).reshape(-1) if t.ndim else (t * lib.tensor([1.0, -2.0, 3.0]))
+
+    actual = call("jacobian", solution.jacobian, f(ag), ag.tensor(x))
+    expected = torch.autograd.functional.jacobian(f(torch), torch.tensor(x))
+    assert_close(actual, expected, f"jacobian at an x of shape {shape}")
+
+
+def test_jacobian_of_a_float32_function_is_float32(ag, solution):
+    x = ag.tensor(RNG.normal(size=3).astype(np.float32))
+    J = call("jacobian", solution.jacobian, lambda t: t.tanh() * t, x)
+    assert J.dtype == ag.float32, f"the Jacobian at a float32 x must be float32 (as torch's), got {J.dtype}"
+
+
+def test_jacobian_calls_f_once_and_reuses_its_graph(ag, solution):
+    calls = []
+
+    def f(t):
+        calls.append(1)
+        return (t.sigmoid() * t).exp()  # saves tensors: a freed graph cannot run again
+
+    call("jacobian", solution.jacobian, f, ag.tensor(RNG.normal(size=4), requires_grad=True))
+    assert len(calls) == 1, (
+        f"jacobian called f {len(calls)} times: call it once and take every row from its one graph "
+        "(retain_graph=True)"
+    )
+
+
+def test_jacobian_leaves_x_alone(ag, solution):
+    x = ag.tensor(RNG.normal(size=3), requires_grad=True)
+    J = call("jacobian", solution.jacobian, lambda t: t.exp() * t, x)
+    assert x.grad is None, "jacobian left a .grad on x: use ag.autograd.grad, which returns gradients"
+    assert not J.requires_grad, "the Jacobian must not require grad (torch's create_graph=False default)"
+
+
+# --- hessian_vector_product -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SCALAR_FUNCTIONS)
+def test_hvp_equals_torchs(ag, solution, name):
+    shape = (2, 3) if name.startswith("matrix") else (4,)
+    x, v = RNG.normal(size=shape), RNG.normal(size=shape)
+    actual = call("hessian_vector_product", solution.hessian_vector_product,
+                  SCALAR_FUNCTIONS[name](ag), ag.tensor(x), ag.tensor(v))
+    _, expected = torch.autograd.functional.hvp(SCALAR_FUNCTIONS[name](torch), torch.tensor(x), torch.tensor(v))
+    assert_close(actual, expected, f"hessian_vector_product of {name}")
+
+
+def test_hvp_is_a_plain_tensor_and_leaves_x_alone(ag, solution):
+    x = ag.tensor(RNG.normal(size=3), requires_grad=True)
+    hv = call("hessian_vector_product", solution.hessian_vector_product,
+              lambda t: (t ** 3).sum(), x, ag.tensor(RNG.normal(size=3)))
+    assert x.grad is None, "hessian_vector_product left a .grad on x: use ag.autograd.grad"
+    assert not hv.requires_grad, "the product must not require grad (torch's create_graph=False default)"
+
+
+# --- gradient_penalty -------------------------------------------------------------------------
+
+def make_critic(lib, weights):
+    w1, b1, w2 = weights
+
+    def critic(x):
+        h = (x.reshape(x.shape[0], -1) @ w1 + b1).tanh()
+        return h @ w2  # (batch, 1)
+
+    return critic
+
+
+def penalty_case(shape, alpha_shape):
+    features = int(np.prod(shape[1:]))
+    return {
+        "real": RNG.normal(size=shape), "fake": RNG.normal(size=shape),
+        "alpha": RNG.uniform(size=alpha_shape),
+        "weights": [RNG.normal(size=(features, 5)) * 0.5, RNG.normal(size=5) * 0.1, RNG.normal(size=(5, 1))],
+    }
+
+
+def torch_penalty(case):
+    weights = [torch.tensor(w, requires_grad=True) for w in case["weights"]]
+    critic = make_critic(torch, weights)
+    real, fake, alpha = (torch.tensor(case[k]) for k in ("real", "fake", "alpha"))
+    mixed = (alpha * real + (1 - alpha) * fake).requires_grad_()
+    scores = critic(mixed)
+    (g,) = torch.autograd.grad(scores, mixed, torch.ones_like(scores), create_graph=True)
+    penalty = ((g.reshape(g.shape[0], -1).norm(dim=1) - 1) ** 2).mean()
+    return penalty, torch.autograd.grad(penalty, weights)
+
+
+def engine_penalty(ag, solution, case):
+    weights = [ag.tensor(w, requires_grad=True) for w in case["weights"]]
+    real, fake, alpha = (ag.tensor(case[k]) for k in ("real", "fake", "alpha"))
+    penalty = call("gradient_penalty", solution.gradient_penalty, make_critic(ag, weights), real, fake, alpha)
+    return penalty, weights
+
+
+CASES = {"vectors (8, 3)": ((8, 3), (8, 1)), "images (4, 2, 3)": ((4, 2, 3), (4, 1, 1))}
+
+
+@pytest.mark.parametrize("case_name", CASES)
+def test_penalty_equals_torchs(ag, solution, case_name):
+    case = penalty_case(*CASES[case_name])
+    penalty, _ = engine_penalty(ag, solution, case)
+    expected, _ = torch_penalty(case)
+    assert penalty.numel() == 1, f"the penalty must be one number, got shape {tuple(penalty.shape)}"
+    assert_close(penalty.reshape(()), expected, "gradient_penalty")
+
+
+@pytest.mark.parametrize("case_name", CASES)
+def test_penalty_gradients_reach_the_critics_weights(ag, solution, case_name):
+    case = penalty_case(*CASES[case_name])
+    penalty, weights = engine_penalty(ag, solution, case)
+    assert penalty.requires_grad, (
+        "the penalty does not require grad: it is part of the critic's loss and must carry a graph "
+        "back to the critic's weights (create_graph=True on the inner gradient; not under no_grad, "
+        "not detached)"
+    )
+    grads = ag.autograd.grad(penalty.sum(), weights, allow_unused=True)
+    _, expected = torch_penalty(case)
+    for name, mine, theirs in zip(("w1", "b1", "w2"), grads, expected):
+        assert mine is not None, f"the penalty's gradient for the critic's {name} is None: it must reach every weight"
+        assert_close(mine, theirs, f"the penalty's gradient for the critic's {name}")
+
+
+def test_penalty_leaves_the_weights_grad_alone(ag, solution):
+    case = penalty_case((6, 2), (6, 1))
+    _, weights = engine_penalty(ag, solution, case)
+    assert all(w.grad is None for w in weights), (
+        "gradient_penalty put a .grad on the critic's weights: use ag.autograd.grad for the inner "
+        "gradient (backward() accumulates into every weight)"
+    )

@@ -1,0 +1,208 @@
+"""Kata 10 tests: the capstone on your whole engine (every piece of katas 01-08 is yours),
+graded against torch running the same network in float64."""
+import numpy as np
+import pytest
+import torch
+
+from plugin.speed import count_node_runs
+
+SIZES = (6, 8, 5, 3)  # inputs, two hidden layers, classes
+
+
+def problem(seed=10, batch=12, sizes=SIZES):
+    rng = np.random.default_rng(seed)
+    weights = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        weights += [rng.normal(size=(fan_in, fan_out)) / np.sqrt(fan_in), rng.normal(size=fan_out) * 0.1]
+    x = rng.normal(size=(batch, sizes[0]))
+    labels = rng.integers(0, sizes[-1], size=batch)
+    return weights, x, labels
+
+
+def torch_loss(weights, x, labels):
+    h = torch.tensor(x)
+    for i in range(0, len(weights), 2):
+        h = h @ weights[i] + weights[i + 1]
+        if i < len(weights) - 2:
+            h = h.sigmoid()
+    return torch.nn.functional.cross_entropy(h, torch.tensor(labels))
+
+
+def torch_curve(weights, x, labels, lr, steps):
+    params = [torch.tensor(w, requires_grad=True) for w in weights]
+    losses = []
+    for _ in range(steps):
+        loss = torch_loss(params, x, labels)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
+        losses.append(loss.item())
+    return losses
+
+
+def assert_close(mine, theirs, what, rtol=1e-9, atol=1e-12):
+    __tracebackhide__ = True
+    mine, theirs = np.asarray(mine), np.asarray(theirs)
+    assert mine.shape == theirs.shape and np.allclose(mine, theirs, rtol=rtol, atol=atol), (
+        f"{what}: expected {np.array2string(theirs, precision=6)}, got {np.array2string(mine, precision=6)}"
+    )
+
+
+def translate(error):
+    if "Trying to backward through the graph a second time" in str(error):
+        pytest.fail("the second backward found the shared trunk's saved tensors freed: the first "
+                    f"backward must keep them (retain_graph=True). torch: {str(error)[:51]}", pytrace=False)
+    raise error
+
+
+# --- the classic network ----------------------------------------------------------------------
+
+def test_the_forward_pass_and_loss_equal_torchs(ag, solution):
+    weights, x, labels = problem()
+    loss = solution.cross_entropy(solution.mlp_forward([ag.tensor(w) for w in weights], ag.tensor(x)), labels)
+    expected = torch_loss([torch.tensor(w) for w in weights], x, labels).item()
+    assert loss.numel() == 1, f"cross_entropy must return one number, got shape {tuple(loss.shape)}"
+    assert_close(loss.item(), expected, "the loss differs from torch's", rtol=1e-10)
+
+
+def test_the_loss_curve_over_20_steps_follows_torchs(ag, solution):
+    weights, x, labels = problem()
+    kept = [w.copy() for w in weights]
+    losses = solution.train(weights, x, labels, 0.5, 20)
+    expected = torch_curve(weights, x, labels, 0.5, 20)
+    assert len(losses) == 20, f"train must return the 20 losses, got {len(losses)}"
+    assert all(np.array_equal(a, b) for a, b in zip(weights, kept)), "train changed the arrays it was given"
+    for step, (mine, theirs) in enumerate(zip(losses, expected)):
+        assert abs(float(mine) - theirs) <= 1e-9 * max(1.0, abs(theirs)), (
+            f"the loss curve parts from torch's at step {step}: {float(mine)!r} vs {theirs!r} "
+            f"(first steps: yours {[round(float(v), 6) for v in losses[:4]]}, torch {[round(v, 6) for v in expected[:4]]})"
+        )
+    assert losses[-1] < losses[0], "the loss did not go down"
+
+
+def test_sgd_step_updates_in_place_and_clears_grad(ag, solution):
+    w = ag.tensor([1.0, -2.0], requires_grad=True)
+    (w * w).sum().backward()
+    before = w
+    solution.sgd_step([w], 0.25)
+    assert w is before
+    assert_close(w.detach().numpy(), [0.5, -1.0], "sgd_step must compute p - lr * p.grad, in place")
+    assert w.is_leaf and w.grad_fn is None, "the update was recorded in the graph: use ag.no_grad()"
+    assert w.grad is None, "sgd_step must clear .grad (p.grad = None) after the update"
+
+
+# --- two heads on a shared trunk --------------------------------------------------------------
+
+def two_heads(lib, weights, x):
+    W, V1, V2 = (lib.tensor(w, requires_grad=True) for w in weights)
+    trunk = (lib.tensor(x) @ W).tanh()
+    loss1 = ((trunk @ V1).sigmoid() ** 2).mean()
+    loss2 = (trunk @ V2).exp().sum().log()
+    return (W, V1, V2), loss1, loss2
+
+
+def multitask_case():
+    rng = np.random.default_rng(3)
+    return [rng.normal(size=(4, 5)), rng.normal(size=(5, 2)), rng.normal(size=(5, 3))], rng.normal(size=(6, 4))
+
+
+@pytest.mark.parametrize("strategy", ["multitask_sequential", "multitask_summed"])
+def test_multitask_gradients_equal_torchs(ag, solution, strategy):
+    weights, x = multitask_case()
+    leaves, loss1, loss2 = two_heads(ag, weights, x)
+    try:
+        getattr(solution, strategy)(loss1, loss2)
+    except RuntimeError as error:
+        translate(error)
+    t_leaves, t1, t2 = two_heads(torch, weights, x)
+    (t1 + t2).backward()
+    for name, mine, theirs in zip(("W (trunk)", "V1 (head 1)", "V2 (head 2)"), leaves, t_leaves):
+        assert mine.grad is not None, f"{strategy}: {name}.grad is None"
+        assert_close(mine.grad.numpy(), theirs.grad.numpy(), f"{strategy}: the gradient of {name} differs from torch's")
+
+
+def test_the_two_strategies_give_equal_gradients(ag, solution):
+    weights, x = multitask_case()
+    grads = []
+    for strategy in (solution.multitask_sequential, solution.multitask_summed):
+        leaves, loss1, loss2 = two_heads(ag, weights, x)
+        try:
+            strategy(loss1, loss2)
+        except RuntimeError as error:
+            translate(error)
+        grads.append([leaf.grad.numpy() for leaf in leaves])
+    for a, b in zip(*grads):
+        assert_close(a, b, "sequential and summed backward must agree", rtol=1e-12)
+
+
+def test_the_sequential_strategy_needs_retain_graph(ag):
+    """Your engine refuses the second backward through a freed trunk, with torch's words."""
+    weights, x = multitask_case()
+    _, loss1, loss2 = two_heads(ag, weights, x)
+    loss1.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss2.backward()
+
+
+# --- one call for all weights, or one per weight (the Theano question) -------------------------
+
+def nodes_behind(tensor):
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(child for child, _ in node.next_functions)
+    return len(seen)
+
+
+def test_one_call_for_all_weights_runs_each_node_once(ag, solution):
+    weights, x, labels = problem()
+    params = [ag.tensor(w, requires_grad=True) for w in weights]
+    loss = solution.cross_entropy(solution.mlp_forward(params, ag.tensor(x)), labels)
+    with count_node_runs() as runs:
+        grads = solution.grads_all_at_once(loss, params)
+    t_params = [torch.tensor(w, requires_grad=True) for w in weights]
+    expected = torch.autograd.grad(torch_loss(t_params, x, labels), t_params)
+    assert len(grads) == len(params), f"one gradient per weight: got {len(grads)} for {len(params)}"
+    for i, (mine, theirs) in enumerate(zip(grads, expected)):
+        assert_close(mine.numpy(), theirs.numpy(), f"the gradient of weight {i} differs from torch's")
+    assert all(p.grad is None for p in params), "autograd.grad never touches .grad"
+    assert runs.count <= nodes_behind(loss), (
+        f"one call for all {len(params)} weights ran {runs.count} nodes; the graph has "
+        f"{nodes_behind(loss)}: one autograd.grad call with every weight runs each node at most once"
+    )
+
+
+def test_one_call_per_weight_runs_the_shared_part_again(ag, solution):
+    weights, x, labels = problem()
+    params = [ag.tensor(w, requires_grad=True) for w in weights]
+
+    def loss():  # a fresh graph for each way: the first call may free its graph
+        return solution.cross_entropy(solution.mlp_forward(params, ag.tensor(x)), labels)
+
+    first, second = loss(), loss()
+    with count_node_runs() as all_at_once:
+        together = solution.grads_all_at_once(first, params)
+    with count_node_runs() as one_by_one:
+        separately = solution.grads_one_by_one(second, params)
+    for i, (a, b) in enumerate(zip(together, separately)):
+        assert_close(a.numpy(), b.numpy(), f"weight {i}: both ways must agree", rtol=1e-12)
+    assert one_by_one.count > 2 * all_at_once.count, (
+        f"one call per weight ran {one_by_one.count} nodes, one call for all ran {all_at_once.count}: "
+        "each separate call walks the shared part near the loss again (and grads_one_by_one must "
+        "make one autograd.grad call per weight)"
+    )
+
+
+# --- depth ------------------------------------------------------------------------------------
+
+def test_a_100000_deep_chain_runs_on_your_engine(ag):
+    x = ag.tensor(np.array([0.5]), requires_grad=True)  # float64: 1.000001 ** 100000 exactly enough
+    y = x
+    for _ in range(100_000):
+        y = y * 1.000001
+    y.sum().backward()
+    assert_close(x.grad.numpy(), [1.000001 ** 100_000], "the gradient through the 100,000-deep chain", rtol=1e-6)
