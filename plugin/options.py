@@ -33,3 +33,16 @@ def pytest_addoption(parser):
         metavar="SECONDS",
         help="time limit of one kata test, so that an endless loop fails that test only (default 30)",
     )
+    group.addoption(
+        "--kata-report",
+        default=None,
+        metavar="PATH",
+        help="write this run's JSON report (for an instructor's scoreboard) to PATH; "
+        "its folders are created, a file already there is replaced",
+    )
+    group.addoption(
+        "--kata-learner",
+        default=None,
+        metavar="NAME",
+        help="the learner's name in the report (else $AUTOGRAD_KATAS_LEARNER, else git's user.name)",
+    )

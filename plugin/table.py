@@ -1,4 +1,5 @@
 """The feedback table printed at the end of every run."""
+from .integrity import advice
 from .manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, status_of
 
@@ -59,7 +60,7 @@ def _notes(kata, status, result, verbose):
     if result is None:
         return
     for flag in result.flags:
-        yield f"flagged: {flag}; the kata counts once it uses the engine's API (from plugin import engine as ag)"
+        yield f"flagged: {flag}; {advice(flag)}"
     if status == DONE and kata.reference_module:
         yield f"done: compare with the reference solution in {kata.reference_module}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]
