@@ -9,6 +9,7 @@ file of kata K changes, clears the screen and runs `python -m pytest --kata K` a
 --kata N, only kata N's folder is watched). Ctrl-C stops it cleanly (exit status 0).
 """
 import argparse
+import shlex
 import signal
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def run_pytest(spec, extra, root):
         print(CLEAR, end="", flush=True)
     else:
         print("=" * 70, flush=True)
-    print("$ " + " ".join(["pytest", "--kata", str(spec), *extra]), flush=True)
+    print("$ " + shlex.join(["pytest", "--kata", str(spec), *extra]), flush=True)
     process = subprocess.Popen(command, cwd=root)
     try:
         return process.wait()
