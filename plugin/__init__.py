@@ -13,6 +13,13 @@ Registered by the root conftest.py. Its parts, one idea per module:
     table.py       the table at the end of a run
     grading.py     the pytest hooks
     options.py     command-line options
+    hints.py       progressive hints, remembered in pytest's cache
+    integrity.py   flags: forbidden imports, test files changed from the shipped ones
+    report.py      the JSON report of a run (--kata-report)
+
+Commands (python -m plugin.NAME): scoreboard (merge reports into a class table), reset
+(restore a kata's stub, keeping a backup), watch (grade again on every save), shipped
+(regenerate plugin/shipped.json and plugin/stubs/ after changing a kata).
 """
 import pytest
 

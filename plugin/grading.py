@@ -5,9 +5,9 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import outcomes
-from .hints import HintBook
-from .integrity import import_flags
+from . import integrity, outcomes
+from . import report as json_report
+from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas
 from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
@@ -28,6 +28,7 @@ class Grading:
         self.grading_katas = False  # no table for a run without kata tests (the kit's own)
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
+        self.shipped = integrity.load_shipped()  # hashes of the shipped test files
 
     # --- collection ----------------------------------------------------------------------
 
@@ -132,7 +133,7 @@ class Grading:
             result = self.results[slug] = KataResult(slug)
             kata = find_kata(slug)
             if kata is not None and self.config.getoption("solution") == "learner":
-                result.flags = import_flags(kata)
+                result.flags = integrity.flags(kata, self.shipped)
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)
@@ -158,26 +159,34 @@ class Grading:
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
         yield
-        if _is_xdist_worker(config) or not katas() or not (self.grading_katas or self.results):
+        if _is_xdist_worker(config):
             return
-        write_table(
-            terminalreporter,
-            self.results,
-            self.cached,
-            self._why_no_speed,
-            verbose=config.getoption("verbose") > 0,
-        )
-        if config.getoption("hint"):
-            self._show_next_hint(terminalreporter)
+        if self._graded():
+            write_table(
+                terminalreporter,
+                self.results,
+                self.cached,
+                self._why_no_speed,
+                verbose=config.getoption("verbose") > 0,
+            )
+            if config.getoption("hint"):
+                self._show_hint(terminalreporter)
+        self._show_report(terminalreporter)
 
-    def _show_next_hint(self, tr):
-        kata = self.chosen[0] if self.chosen else next(
-            (k for k in katas() if status_of(self.results, self.cached, k) != DONE), None
-        )
+    def _graded(self):
+        return bool(katas()) and (self.grading_katas or bool(self.results))
+
+    def _hint_kata(self):
+        """The kata chosen with --kata, else the first one not done."""
+        if self.chosen:
+            return self.chosen[0]
+        return next((k for k in katas() if status_of(self.results, self.cached, k) != DONE), None)
+
+    def _show_hint(self, tr):
+        kata, revealed = self.revealed
         if kata is None:
             tr.write_line("Every kata is done: no hint needed.")
             return
-        revealed = self.hints.reveal_next(kata)
         if revealed is None:
             tr.write_line(f"Kata {kata.slug} has no hints.")
             return
@@ -186,6 +195,18 @@ class Grading:
         tr.write_line(text)
         if number == total:
             tr.write_line("(that was the last hint: the next step is reference/ once the kata is done)")
+
+    def _show_report(self, tr):
+        outcome = getattr(self, "report_outcome", None)
+        if outcome is None:
+            return
+        path, replaced, error = outcome
+        if error:
+            tr.write_line(f"Could not write the report {path}: {error}", red=True)
+            return
+        tr.write_line(f"Report written to {path}")
+        if replaced:
+            tr.write_line(f"(it replaced a report of {replaced!r} at that path)", yellow=True)
 
     def _shorten_failures(self, tr):
         failed = tr.stats.get("failed", [])
@@ -216,11 +237,22 @@ class Grading:
         return "not measured in this run"
 
     def pytest_sessionfinish(self, session, exitstatus):
+        # Everything that outlives the run happens here, on the controller under pytest-xdist
+        # (its workers write nothing); the terminal summary, which comes later, only prints.
+        if _is_xdist_worker(self.config):
+            return
+        self._remember_statuses()
+        if self.config.getoption("hint") and self._graded():
+            kata = self._hint_kata()
+            self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata))
+        path = self.config.getoption("kata_report")
+        if path:
+            self.report_outcome = self._write_report(path)
+
+    def _remember_statuses(self):
         # Remember the learner's progress (for --kata next and the katas a run skips);
         # a run on the reference solution says nothing about it.
-        if _is_xdist_worker(self.config) or getattr(self.config, "cache", None) is None:
-            return
-        if self.config.getoption("solution") != "learner":
+        if getattr(self.config, "cache", None) is None or self.config.getoption("solution") != "learner":
             return
         statuses = dict(self.cached)
         for slug, result in self.results.items():
@@ -228,6 +260,23 @@ class Grading:
                 statuses[slug] = result.status
         self.config.cache.set(CACHE_KEY, statuses)
         self.statuses = statuses
+
+    def _write_report(self, path):
+        """(path, the other learner whose report it replaced, error) after writing it."""
+        shown = katas()
+        data = json_report.build(
+            shown,
+            statuses={k.slug: status_of(self.results, self.cached, k) for k in shown},
+            results=self.results,
+            hints_used={k.slug: self.hints.count(k) for k in shown},
+            hints_total={k.slug: len(load_hints(k)) for k in shown},
+            learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
+            solution=self.config.getoption("solution"),
+        )
+        try:
+            return path, json_report.write(path, data), ""
+        except OSError as exc:  # a bad path fails the report, never the grading
+            return path, None, f"{type(exc).__name__}: {exc.strerror or exc}"
 
     def kata_result(self, kata):
         return self.results.setdefault(kata.slug, KataResult(kata.slug))

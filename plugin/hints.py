@@ -29,6 +29,10 @@ class HintBook:
         self.cache = cache
         self.seen = dict(cache.get(CACHE_KEY, {})) if cache is not None else {}
 
+    def count(self, kata):
+        """How many of the kata's hints the learner has seen."""
+        return min(self.seen.get(kata.slug, 0), len(load_hints(kata)))
+
     def current(self, kata):
         """The hint the learner is at (the last one shown), or None."""
         hints = load_hints(kata)

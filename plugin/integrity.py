@@ -1,13 +1,39 @@
-"""Integrity: a kata is the learner's own work on the engine's API.
+"""Integrity: a kata is the learner's own work, graded by the shipped tests.
 
-A learner file that imports torch or the reference engine (`reference`, `reference.rules`,
-...) could hand the work to the answer key; such a kata is flagged and not counted as done.
-The one import learner files need is `from plugin import engine as ag`.
+Two things flag a kata (it is then not counted as done):
+
+- its learner file imports torch or the reference engine (`reference`, `reference.rules`,
+  ...), which could hand the work to the answer key; the one import learner files need is
+  `from plugin import engine as ag`;
+- its test files (`test_*.py`, `conftest.py` in the kata's folder) differ from the shipped
+  ones: plugin/shipped.json holds their sha256 (line endings normalised, so a Windows
+  checkout is not flagged).
+
+This is a signpost for honest learners and their instructor, not a lock: a learner can edit
+the plugin too.
+
+The kit ships a pristine copy of every learner file (plugin/stubs/<slug>/, what
+`python -m plugin.reset` restores) and the hashes. After changing a kata's tests or stub, or
+adding a kata, regenerate both, in the kit's repository, on the shipped stubs:
+
+    python -m plugin.shipped --update     # rewrite plugin/shipped.json and plugin/stubs/
+    python -m plugin.shipped --check      # exit 1 and say what is stale (a kit test does this)
 """
 import ast
+import hashlib
+import json
+from pathlib import Path
+
 
 FORBIDDEN = ("torch", "reference")
+PLUGIN_DIR = Path(__file__).resolve().parent
+SHIPPED = PLUGIN_DIR / "shipped.json"
+STUBS_DIR = PLUGIN_DIR / "stubs"
+IMPORT_ADVICE = "the kata counts once it uses the engine's API (from plugin import engine as ag)"
+TESTS_ADVICE = "the kata counts once its test files are the shipped ones"
 
+
+# --- the learner's imports ------------------------------------------------------------------
 
 def import_flags(kata):
     """Sentences naming each forbidden import in the kata's learner file."""
@@ -26,3 +52,61 @@ def import_flags(kata):
             if name.split(".")[0] in FORBIDDEN:
                 flags.append(f"imports {name} (line {node.lineno})")
     return flags
+
+
+# --- the shipped test files -------------------------------------------------------------------
+
+def file_hash(path):
+    """sha256 of a text file with its line endings normalised to \\n."""
+    data = Path(path).read_bytes().replace(b"\r\n", b"\n")
+    return hashlib.sha256(data).hexdigest()
+
+
+def graded_files(kata):
+    """{name: path} of the files in the kata's folder that decide its grade."""
+    if not kata.folder.is_dir():
+        return {}
+    found = sorted(kata.folder.glob("test_*.py")) + sorted(kata.folder.glob("conftest.py"))
+    return {p.name: p for p in found if p.is_file()}
+
+
+def load_shipped(path=None):
+    """The shipped manifest ({"katas": {slug: {"tests": {...}, "stub": {...}}}}), or None
+    when it is missing or unreadable."""
+    try:
+        data = json.loads(Path(path or SHIPPED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("katas"), dict) else None
+
+
+def tests_flags(kata, shipped=None):
+    """Sentences naming the kata's test files that differ from the shipped ones; none for a
+    kata the manifest does not know (a kata added since: the kit's own test catches that)."""
+    shipped = load_shipped() if shipped is None else shipped
+    expected = ((shipped or {}).get("katas", {}).get(kata.slug) or {}).get("tests")
+    if not isinstance(expected, dict):
+        return []
+    present = graded_files(kata)
+    changed = [n for n, p in present.items() if n in expected and file_hash(p) != expected[n]]
+    added = [n for n in present if n not in expected]
+    missing = [n for n in expected if n not in present]
+    flags = []
+    for words, names in (("changed", changed), ("added", added), ("missing", missing)):
+        if names:
+            flags.append(f"test files {words}: {', '.join(sorted(names))}")
+    return flags
+
+
+def flags(kata, shipped=None):
+    """Every integrity flag of a kata, as short sentences (the table and the report show them)."""
+    return import_flags(kata) + tests_flags(kata, shipped)
+
+
+def stub_copy(kata):
+    """Where the kit keeps the pristine learner file of `kata`."""
+    return STUBS_DIR / kata.slug / kata.learner_file
+
+
+def advice(flag):
+    return TESTS_ADVICE if flag.startswith("test files") else IMPORT_ADVICE

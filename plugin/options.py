@@ -40,6 +40,19 @@ def pytest_addoption(parser):
         help="the CUDA backend of 'cuda' tensors: the simulated GPU (the default, also set by "
         "AUTOGRAD_KATAS_CUDA), CuPy on a real GPU, or auto (CuPy when it works)",
     )
+    group.addoption(
+        "--kata-report",
+        default=None,
+        metavar="PATH",
+        help="write this run's JSON report (for an instructor's scoreboard) to PATH; "
+        "its folders are created, a file already there is replaced",
+    )
+    group.addoption(
+        "--kata-learner",
+        default=None,
+        metavar="NAME",
+        help="the learner's name in the report (else $AUTOGRAD_KATAS_LEARNER, else git's user.name)",
+    )
 
 
 def apply_cuda_option(config):

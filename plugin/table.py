@@ -1,4 +1,5 @@
 """The feedback table printed at the end of every run."""
+from .integrity import advice
 from .manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, status_of
 
@@ -59,7 +60,7 @@ def _notes(kata, status, result, verbose):
     if result is None:
         return
     for flag in result.flags:
-        yield f"flagged: {flag}; the kata counts once it uses the engine's API (from plugin import engine as ag)"
+        yield f"flagged: {flag}; {advice(flag)}"
     blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")
     if status == NOT_STARTED and blocked:
         yield blocked

@@ -1,0 +1,108 @@
+"""The kit's record of what it ships: plugin/shipped.json (sha256 of each kata's test files
+and stub) and plugin/stubs/<slug>/ (a pristine copy of each learner file, what
+`python -m plugin.reset` restores). Both are regenerated from katas/ by one command, run in
+the kit's repository on the shipped stubs, after changing a kata's tests or stub or adding a
+kata; a kit test (tests/test_workshop_integrity.py) fails while they are out of date:
+
+    python -m plugin.shipped --update     # rewrite plugin/shipped.json and plugin/stubs/
+    python -m plugin.shipped --check      # exit 1 and say what is stale
+"""
+import argparse
+import json
+import shutil
+import sys
+
+from . import manifest
+from .integrity import PLUGIN_DIR, SHIPPED, file_hash, graded_files, load_shipped, stub_copy
+
+FORMAT_VERSION = 1
+
+
+def current_manifest():
+    """The manifest as the katas folder is now."""
+    entries = {}
+    for kata in manifest.katas():
+        entries[kata.slug] = {
+            "stub": {kata.learner_file: file_hash(kata.path)},
+            "tests": {name: file_hash(path) for name, path in graded_files(kata).items()},
+        }
+    return {
+        "version": FORMAT_VERSION,
+        "regenerate": "python -m plugin.shipped --update",
+        "katas": entries,
+    }
+
+
+def stale():
+    """Sentences naming what plugin/shipped.json and plugin/stubs/ lack or get wrong."""
+    problems = []
+    shipped = load_shipped()
+    wanted = current_manifest()
+    if shipped is None:
+        problems.append(f"{SHIPPED.name} is missing or not valid JSON")
+    elif shipped.get("katas") != wanted["katas"]:
+        slugs = set(shipped["katas"]) | set(wanted["katas"])
+        for slug in sorted(slugs):
+            if shipped["katas"].get(slug) != wanted["katas"].get(slug):
+                problems.append(f"{SHIPPED.name}: the entry of {slug} is out of date")
+    for kata in manifest.katas():
+        copy = stub_copy(kata)
+        if not copy.is_file() or file_hash(copy) != file_hash(kata.path):
+            problems.append(f"stubs/{kata.slug}/{kata.learner_file} differs from katas/{kata.slug}/{kata.learner_file}")
+    return problems
+
+
+def _looks_like_a_stub(path):
+    """A shipped stub raises NotImplementedError somewhere: a guard against shipping a
+    learner's finished solution as the stub."""
+    return "NotImplementedError" in path.read_text(encoding="utf-8")
+
+
+def update():
+    """Rewrite plugin/shipped.json and plugin/stubs/ from the katas folder. Returns the lines
+    to print."""
+    lines = []
+    for kata in manifest.katas():
+        if not _looks_like_a_stub(kata.path):
+            raise SystemExit(
+                f"katas/{kata.slug}/{kata.learner_file} raises no NotImplementedError: it is not a "
+                "shipped stub (run --update in the kit's repository, on the stubs)"
+            )
+    for kata in manifest.katas():
+        copy = stub_copy(kata)
+        if not copy.is_file() or copy.read_bytes() != kata.path.read_bytes():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(kata.path, copy)
+            lines.append(f"copied katas/{kata.slug}/{kata.learner_file} to {copy.relative_to(PLUGIN_DIR.parent)}")
+    text = json.dumps(current_manifest(), indent=2, sort_keys=True) + "\n"
+    if not SHIPPED.is_file() or SHIPPED.read_text(encoding="utf-8") != text:
+        SHIPPED.write_text(text, encoding="utf-8")
+        lines.append(f"wrote {SHIPPED.relative_to(PLUGIN_DIR.parent)}")
+    return lines or ["already up to date"]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m plugin.shipped",
+        description="The kit's record of its shipped test files and stubs (plugin/shipped.json, plugin/stubs/).",
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--update", action="store_true", help="regenerate them from katas/ (in the kit's repository)")
+    action.add_argument("--check", action="store_true", help="exit 1 when they are out of date")
+    args = parser.parse_args(argv)
+    if args.update:
+        for line in update():
+            print(line)
+        return 0
+    problems = stale()
+    for line in problems:
+        print(line)
+    if problems:
+        print("run: python -m plugin.shipped --update")
+        return 1
+    print("plugin/shipped.json and plugin/stubs/ match the katas")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
