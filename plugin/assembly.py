@@ -126,18 +126,23 @@ def capstone_blockers(kata, last_status):
         if not k.pieces or k.number >= kata.number:
             continue
         if stubs_left(k):
-            blockers.append((k, f"stubs left in {k.learner_file}"))
+            blockers.append((k, "stubs left"))
         elif import_flags(k):
             blockers.append((k, "imports torch or the reference"))
         elif last_status(k) == IN_PROGRESS:
-            blockers.append((k, "in progress at its last grading"))
+            blockers.append((k, "in progress at the last grading"))
     return blockers
 
 
 def blocked_message(blockers):
+    """One line: the katas to finish, then why, grouped by reason (a fresh clone has eight
+    katas with stubs left; naming each file again would bury the sentence)."""
     numbers = ", ".join(f"{k.number:02d}" for k, _ in blockers)
-    why = "; ".join(f"{k.number:02d}: {reason}" for k, reason in blockers)
-    return (f"the capstone runs on your whole engine: finish katas {numbers} first ({why})")
+    by_reason = {}
+    for k, reason in blockers:
+        by_reason.setdefault(reason, []).append(f"{k.number:02d}")
+    why = "; ".join(f"{reason}: {', '.join(ks)}" for reason, ks in by_reason.items())
+    return f"the capstone runs on your whole engine: finish katas {numbers} first ({why})"
 
 
 class KataFunctions:

@@ -282,8 +282,12 @@ class Grading:
         return self.results.setdefault(kata.slug, KataResult(kata.slug))
 
 
+# Test files whose results fill the speed column: time ratios, memory peaks, transfer counts.
+SPEED_COLUMN_FILES = ("test_*speed*.py", "test_*memory*.py", "test_*transfers*.py")
+
+
 def _has_speed_test(kata):
-    return any(kata.folder.glob("test_*speed*.py"))
+    return any(any(kata.folder.glob(pattern)) for pattern in SPEED_COLUMN_FILES)
 
 
 def _is_xdist_worker(config):

@@ -99,6 +99,13 @@ def _nothing():
     yield
 
 
+def report_verdict(request, verdict):
+    """Show `verdict` in the table's speed column for this test's kata, in place of a time
+    ratio: for a count or memory comparison (transfers, peak bytes), exact where time is noise.
+    It travels on the report like a growth verdict (under pytest-xdist too)."""
+    request.node.stash.setdefault(SPEED_KEY, {}).update(kata_growth=verdict)
+
+
 class Growth:
     """The `growth` fixture: a growth-class check, graded like a correctness test (a piece
     that is quadratic is wrong for a 100,000-node graph, however right its answers).

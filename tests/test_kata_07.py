@@ -1,5 +1,7 @@
 """Kata 07 (retain_graph) through the grading plugin, on a copy of its folder (pytester)."""
-from kit import assert_done, assert_stubs_all_todo, kata_row, reference_source, write_learner_file
+import re
+
+from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, write_learner_file
 
 KATA = "07_retain_graph"
 
@@ -65,14 +67,6 @@ class SavedTensors:
 '''
 
 
-def reference_as_learner():
-    """reference/saved.py as a learner would write it: the engine through `plugin.engine`."""
-    source = reference_source("saved")
-    relative = "from .graph import reattach  # noqa: E402  (graph.py imports this module's users)\n"
-    assert relative in source
-    return source.replace(relative, "from plugin import engine as ag  # noqa: E402\nreattach = ag.reattach\n")
-
-
 def test_the_stubs_are_all_todo(checkout):
     outcomes = assert_stubs_all_todo(checkout.runpytest("--kata", "7"), KATA)
     assert outcomes.get("todo", 0) >= 20, outcomes
@@ -92,7 +86,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
 
 def test_a_release_that_keeps_the_tensors_is_told_so(checkout):
     """The classic slip: release() only sets a flag, so the arrays live as long as the graph."""
-    source = reference_as_learner()
+    source = learner_source("saved")
     wrong = source.replace("        self._tensors = self._versions = self._outputs = None\n", "")
     assert wrong != source
     write_learner_file(checkout, KATA, "saved.py", wrong)
@@ -104,13 +98,16 @@ def test_a_release_that_keeps_the_tensors_is_told_so(checkout):
     assert "release() must drop every reference to them" in out
     assert "test_peak_memory_of_training_steps FAILED" in out
     assert "the saved arrays of step 1's graph are still alive after its" in out
+    row = next(line for line in result.outlines if line.startswith(f"  {KATA} "))
+    peak = re.search(r"peak memory (\d+\.\d+)x reference", row)
+    assert peak and float(peak[1]) > 1.5, row
     # the errors themselves are still right
     assert "test_a_second_backward_raises_torchs_error PASSED" in out
 
 
 def test_a_saved_output_kept_as_is_is_told_so(checkout):
     """Saving the node's own output without detaching it: node -> output -> node."""
-    source = reference_as_learner()
+    source = learner_source("saved")
     wrong = source.replace("        if any(outputs):\n", "        if False:\n").replace(
         "reattach(t, owner) if is_output else t", "t")
     assert wrong.count("if False") == 1

@@ -1,5 +1,7 @@
 """Kata 08 (devices) through the grading plugin, on a copy of its folder (pytester)."""
-from kit import assert_done, assert_stubs_all_todo, kata_row, reference_source, write_learner_file
+import re
+
+from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, write_learner_file
 
 KATA = "08_devices"
 
@@ -73,11 +75,8 @@ def to_backward(ctx, grad):
 '''
 
 
-def reference_as_learner():
-    source = reference_source("devices")
-    relative = "from . import cuda\n"
-    assert relative in source
-    return source.replace(relative, "from plugin import engine as ag\ncuda = ag.cuda\n")
+def speed_column(result):
+    return next(line for line in result.outlines if line.startswith(f"  {KATA} "))
 
 
 def test_the_stubs_are_all_todo(checkout):
@@ -95,13 +94,15 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     assert result.ret == 0, result.stdout.str()
     assert kata_row(result, KATA)[1] == "done"
     assert "compare with the reference solution in reference/devices.py" in result.stdout.str()
+    # the speed column carries the transfer count, equal to the reference's
+    assert re.search(r"(\d+) transfers, ([\d,]+) bytes \(reference: \1, \2\)", speed_column(result)), speed_column(result)
 
 
 def test_typical_slips_are_told_so(checkout):
     """Three classic slips in one file: an equality that ignores the index, a move between GPUs that
     goes through the host (two copies for one), and a backward of .to() that leaves the
     gradient where it arrived."""
-    source = reference_as_learner()
+    source = learner_source("devices")
     wrong = (
         source.replace("(self.type, self.index) == (other.type, other.index)", "self.type == other.type")
         .replace("    if dst.type == \"cpu\":\n        return array_module(src).asnumpy(array)\n",
@@ -123,3 +124,18 @@ def test_typical_slips_are_told_so(checkout):
     assert "must go back to the device it came from" in out
     assert "test_training_makes_exactly_the_reference_transfers FAILED" in out
     assert "test_mixing_devices_fails_with_torchs_words[add] PASSED" in out
+
+
+def test_a_detour_through_the_host_shows_in_the_transfer_count(checkout):
+    """Only the GPU-to-GPU detour: every answer is right, but the count column shows the
+    extra copies and the count test fails."""
+    source = learner_source("devices")
+    wrong = source.replace("    if dst.type == \"cpu\":\n        return array_module(src).asnumpy(array)\n",
+                           "    if src.type == \"cuda\":\n        array = array_module(src).asnumpy(array)\n"
+                           "        if dst.type == \"cpu\":\n            return array\n")
+    assert wrong != source
+    write_learner_file(checkout, KATA, "devices.py", wrong)
+    result = checkout.runpytest("--kata", "8", "-k", "transfers", "-p", "no:randomly")
+    assert result.ret == 1
+    counts = re.search(r"(\d+) transfers, [\d,]+ bytes \(reference: (\d+),", speed_column(result))
+    assert counts and int(counts[1]) > int(counts[2]), speed_column(result)

@@ -1,5 +1,5 @@
 """Kata 09 (higher_order) through the grading plugin, on a copy of its folder (pytester)."""
-from kit import REPO, assert_done, assert_stubs_all_todo, kata_row, write_learner_file
+from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, write_learner_file
 
 KATA = "09_higher_order"
 
@@ -43,12 +43,6 @@ def gradient_penalty(critic, real, fake, alpha):
 '''
 
 
-def reference_as_learner():
-    source = (REPO / "reference" / "solutions" / "higher_order.py").read_text()
-    assert "import reference as ag\n" in source
-    return source.replace("import reference as ag\n", "from plugin import engine as ag\n")
-
-
 def test_the_stubs_are_all_todo(checkout):
     outcomes = assert_stubs_all_todo(checkout.runpytest("--kata", "9"), KATA)
     assert outcomes.get("todo", 0) >= 18, outcomes
@@ -68,7 +62,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
 
 
 def test_the_reference_written_as_a_learner_is_done_and_not_flagged(checkout):
-    write_learner_file(checkout, KATA, "higher_order.py", reference_as_learner())
+    write_learner_file(checkout, KATA, "higher_order.py", learner_source("solutions/higher_order"))
     result = checkout.runpytest("--kata", "9", "-p", "no:randomly", "-k", "not speed")
     assert_done(result, KATA)
     assert "flagged: " not in result.stdout.str()
@@ -77,7 +71,7 @@ def test_the_reference_written_as_a_learner_is_done_and_not_flagged(checkout):
 def test_the_typical_mistakes_are_told_so(checkout):
     """One file, three classic slips: no retain_graph between the rows, no create_graph before
     differentiating the gradient, a penalty computed under no_grad."""
-    source = reference_as_learner()
+    source = learner_source("solutions/higher_order")
     wrong = (source.replace("retain_graph=not last", "retain_graph=False")
              .replace("(g,) = ag.autograd.grad(f(x), x, create_graph=True)", "(g,) = ag.autograd.grad(f(x), x)")
              .replace("    return ((norms - 1) ** 2).mean()",

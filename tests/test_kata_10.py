@@ -1,9 +1,7 @@
 """Kata 10 (capstone) through the grading plugin, on a copy of every kata (pytester): on the
 stubs it names the katas to finish first; with every other kata's reference source planted as
 the learner's it runs on learner pieces and passes."""
-import re
-
-from kit import REPO, assert_done, kata_row, reference_source, write_learner_file
+from kit import REPO, assert_done, kata_row, learner_source, write_learner_file
 
 SLUG = "10_capstone"  # not KATA: the checkout fixture then copies every kata
 
@@ -20,23 +18,14 @@ PIECE_KATAS = {
 }
 
 
-def as_learner(source):
-    """A reference module as a learner writes it: the engine through `plugin.engine` only."""
-    source = source.replace("from .pieces import active\n", "from plugin.engine import pieces as _seam\nactive = _seam.active\n")
-    source = re.sub(r"from \.(grad_mode|graph|creation) import ", "from plugin.engine import ", source)
-    source = source.replace("import reference as ag\n", "from plugin import engine as ag\n")
-    assert "from ." not in source and "import reference" not in source, source
-    return source
-
-
 def plant_every_kata(checkout):
     for folder, (filename, module) in PIECE_KATAS.items():
         if (checkout.path / "katas" / folder).is_dir():
-            write_learner_file(checkout, folder, filename, as_learner(reference_source(module)))
+            write_learner_file(checkout, folder, filename, learner_source(module))
 
 
 def capstone_reference():
-    return as_learner((REPO / "reference" / "solutions" / "capstone.py").read_text())
+    return learner_source("solutions/capstone")
 
 
 def test_on_the_stubs_every_capstone_test_names_the_katas_to_finish(checkout):
@@ -49,7 +38,7 @@ def test_on_the_stubs_every_capstone_test_names_the_katas_to_finish(checkout):
     tests, status = kata_row(result, SLUG)
     assert status == "not started" and tests.startswith("0/") and int(tests[2:]) >= 10, (tests, status)
     assert "the capstone runs on your whole engine: finish katas 01, 02, 03, 04, 05, 06, 07" in out
-    assert "03: stubs left in toposort.py" in out
+    assert "(stubs left: 01, 02, 03, 04, 05, 06, 07" in out
     assert "Traceback" not in out
 
 
@@ -76,9 +65,9 @@ def test_one_kata_left_is_named_and_a_sequential_backward_without_retain_fails(c
     result = checkout.runpytest("--kata", "10")
     out = result.stdout.str()
     assert result.ret == 0
-    assert "finish katas 04 first (04: stubs left in accumulate.py)" in out
+    assert "finish katas 04 first (stubs left: 04)" in out
     # 04 finished: now the capstone runs, and the missing retain_graph is told
-    write_learner_file(checkout, "04_accumulation", "accumulate.py", as_learner(reference_source("accumulate")))
+    write_learner_file(checkout, "04_accumulation", "accumulate.py", learner_source("accumulate"))
     result = checkout.runpytest("--kata", "10", "-v", "-p", "no:randomly")
     out = result.stdout.str()
     assert result.ret == 1
@@ -118,4 +107,4 @@ def test_a_recursive_toposort_fails_the_deep_chain_then_blocks_once_graded(check
     assert kata_row(checkout.runpytest("--kata", "3", "-k", "not speed"), "03_toposort")[1] == "in progress"
     result = checkout.runpytest("--kata", "10", "-k", "deep_chain or loss_curve")
     assert result.ret == 0
-    assert "finish katas 03 first (03: in progress at its last grading)" in result.stdout.str()
+    assert "finish katas 03 first (in progress at the last grading: 03)" in result.stdout.str()

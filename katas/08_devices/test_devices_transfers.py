@@ -3,6 +3,7 @@ reference's. Counts and bytes are exact (not noisy like time): an engine that co
 than it must is slower on a real GPU, however fast the copy looks here."""
 import numpy as np
 
+from plugin.speed import report_verdict
 from reference import pieces
 
 rng = np.random.default_rng(0)
@@ -38,13 +39,17 @@ def transfers_of(ag):
     return ag.cuda.transfer_stats.snapshot(), losses
 
 
-def test_training_makes_exactly_the_reference_transfers(ag):
+def test_training_makes_exactly_the_reference_transfers(ag, request):
     ag.pieces.active.Device("cuda")  # a stub stops here
     with pieces.swapped({n: pieces.REFERENCE[n] for n in
                          ("Device", "array_module", "transfer", "check_same_device", "to_backward")}):
         theirs, their_losses = transfers_of(ag)
     mine, my_losses = transfers_of(ag)
     np.testing.assert_allclose(my_losses, their_losses, rtol=1e-5)
+    copies, size = (sum(mine[k].values()) for k in ("counts", "bytes"))
+    their_copies, their_size = (sum(theirs[k].values()) for k in ("counts", "bytes"))
+    report_verdict(request, f"{copies} transfers, {size:,} bytes "
+                            f"(reference: {their_copies}, {their_size:,})")
     assert mine == theirs, (
         f"three training steps made {mine['counts']} transfers ({mine['bytes']} bytes); the "
         f"reference makes {theirs['counts']} ({theirs['bytes']} bytes). Copy only when asked "
