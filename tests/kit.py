@@ -81,3 +81,22 @@ def assert_done(result, slug):
     assert status == "done", result.stdout.str()
     passed, total = tests.split("/")
     assert passed == total, tests
+
+
+# A toposort that recurses: right on small graphs, a RecursionError on a 100,000-deep chain.
+RECURSIVE_TOPOSORT = '''
+def topological_order(roots):
+    order, seen = [], set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for child, _ in node.next_functions:
+            visit(child)
+        order.append(node)
+
+    for root in roots:
+        visit(root)
+    return order[::-1]
+'''

@@ -1,7 +1,7 @@
 """Kata 10 (capstone) through the grading plugin, on a copy of every kata (pytester): on the
 stubs it names the katas to finish first; with every other kata's reference source planted as
 the learner's it runs on learner pieces and passes."""
-from kit import REPO, assert_done, kata_row, learner_source, write_learner_file
+from kit import REPO, RECURSIVE_TOPOSORT, assert_done, kata_row, learner_source, write_learner_file
 
 SLUG = "10_capstone"  # not KATA: the checkout fixture then copies every kata
 
@@ -77,22 +77,6 @@ def test_one_kata_left_is_named_and_a_sequential_backward_without_retain_fails(c
     assert "test_multitask_gradients_equal_torchs[multitask_summed] PASSED" in out
 
 
-RECURSIVE_TOPOSORT = '''
-def topological_order(roots):
-    order, seen = [], set()
-
-    def visit(node):  # recursion: one Python frame per node of a chain
-        if node is None or node in seen:
-            return
-        seen.add(node)
-        for child, _ in node.next_functions:
-            visit(child)
-        order.append(node)
-
-    for root in roots:
-        visit(root)
-    return order[::-1]
-'''
 
 
 def test_a_recursive_toposort_fails_the_deep_chain_then_blocks_once_graded(checkout):

@@ -1,7 +1,7 @@
 """The grading plugin, run by pytester on a copy of the katas (a learner's clone)."""
 import pytest
 
-from kit import reference_source, table_rows, write_learner_file
+from kit import RECURSIVE_TOPOSORT as RECURSIVE, reference_source, table_rows, write_learner_file
 
 KAHN = '''
 from collections import deque
@@ -33,22 +33,6 @@ def topological_order(roots):
     return order
 '''
 
-RECURSIVE = '''
-def topological_order(roots):
-    order, seen = [], set()
-
-    def visit(node):
-        if node is None or node in seen:
-            return
-        seen.add(node)
-        for child, _ in node.next_functions:
-            visit(child)
-        order.append(node)
-
-    for root in roots:
-        visit(root)
-    return order[::-1]
-'''
 
 QUADRATIC = '''
 def topological_order(roots):

@@ -48,6 +48,14 @@ def wait_for(lines, text, seen, timeout=60):
     raise AssertionError(f"no {text!r} in:\n" + "".join(seen))
 
 
+def everything(lines, seen):
+    """All the output, once the process is gone: what was seen plus what is still queued."""
+    time.sleep(0.2)
+    while not lines.empty():
+        seen.append(lines.get())
+    return "".join(seen)
+
+
 def test_saving_a_file_runs_the_kata_again(clone):
     process, lines = start(clone, "--max-runs", "2")
     seen = []
@@ -58,10 +66,7 @@ def test_saving_a_file_runs_the_kata_again(clone):
         assert process.wait(timeout=60) == 0
     finally:
         process.kill()
-    time.sleep(0.2)
-    while not lines.empty():
-        seen.append(lines.get())
-    output = "".join(seen)
+    output = everything(lines, seen)
     assert output.count(RUN_LINE) == 2, output
     assert output.count("1 todo") == 2, output  # the kata was graded each time
 
@@ -75,8 +80,5 @@ def test_ctrl_c_leaves_cleanly(clone):
         assert process.wait(timeout=30) == 0
     finally:
         process.kill()
-    time.sleep(0.2)
-    while not lines.empty():
-        seen.append(lines.get())
-    output = "".join(seen)
+    output = everything(lines, seen)
     assert "Goodbye" in output and "Traceback" not in output, output
