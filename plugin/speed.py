@@ -88,15 +88,10 @@ class Speed:
         mine, theirs = [], []
         for _ in range(max(rounds, 5)):
             mine.append(_timed(workload))
-            with seam.swapped(reference), (functions.using("reference") if functions else _nothing()):
+            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
                 theirs.append(_timed(workload))
         return statistics.median(mine) / statistics.median(theirs)
 
-
-
-@contextlib.contextmanager
-def _nothing():
-    yield
 
 
 def report_verdict(request, verdict):
@@ -131,7 +126,7 @@ class Growth:
                 f"slow: looks quadratic ({factor}x the {what} took {mine:.0f}x the time; "
                 f"the reference's took {reference:.0f}x)"
             )
-            self.request.node.stash.setdefault(SPEED_KEY, {}).update(kata_growth=verdict)
+            report_verdict(self.request, verdict)
             pytest.fail(
                 f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
                 "per node.",
