@@ -90,9 +90,16 @@ def pieces_for(kata, solution, guarded=True):
     for k in chosen:
         for name, piece in learner_pieces(k).items():
             if name in k.pieces:
-                use_guard = guarded and callable(piece) and not isinstance(piece, type)
-                replacements[name] = outcomes.guard(name, piece, paths) if use_guard else piece
+                replacements[name] = _guarded(name, piece, paths) if guarded else piece
     return replacements
+
+
+def _guarded(name, piece, paths):
+    """A learner's function wrapped so that its stub is a to-do (see outcomes.guard). Classes
+    (SavedTensors, Device) stay as they are: the engine instantiates and type-checks them."""
+    if callable(piece) and not isinstance(piece, type):
+        return outcomes.guard(name, piece, paths)
+    return piece
 
 
 def stubs_left(kata):
@@ -156,7 +163,7 @@ class KataFunctions:
         if solution == "learner":
             paths = learner_file_paths()
             self._chosen["learner"] = {
-                name: outcomes.guard(name, f, paths) if callable(f) and not isinstance(f, type) else f
+                name: _guarded(name, f, paths)
                 for name, f in learner_pieces(kata).items() if name in kata.functions
             }
         self._solution = solution
