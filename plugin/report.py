@@ -15,8 +15,9 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from pathlib import Path
+
+from .files import write_atomically
 
 FORMAT = "autograd-katas-report"
 VERSION = 1
@@ -136,15 +137,7 @@ def write(path, data):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     replaced = _learner_of(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)  # our own half-written file, never the report
-        raise
+    write_atomically(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     return replaced if replaced not in (None, data.get("learner")) else None
 
 

@@ -13,15 +13,15 @@ needed. Exit status: 0 reset or nothing to do, 1 refused, 2 no such kata.
 import argparse
 import datetime
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from . import manifest
+from .files import write_atomically
 from .integrity import stub_copy
+from .results import CACHE_KEY
 
-STATUS_CACHE = Path(".pytest_cache") / "v" / "autograd_katas" / "status"  # results.CACHE_KEY
+STATUS_CACHE = Path(".pytest_cache") / "v" / CACHE_KEY  # where pytest's cache keeps that key
 
 
 class Refused(Exception):
@@ -55,7 +55,7 @@ def reset(kata, now=None):
     target = kata.path
     where = f"katas/{kata.slug}/{kata.learner_file}"
     if not target.exists():
-        _write_atomically(target, original)
+        write_atomically(target, original)
         return [f"{where} was missing: the stub is back."]
     current = target.read_bytes()
     if current == original:
@@ -74,19 +74,12 @@ def reset(kata, now=None):
             raise OSError("the backup reads back different")
     except OSError as exc:
         raise Refused(f"could not write the backup {backup.name} ({exc.strerror or exc}): nothing changed") from None
-    _write_atomically(target, original)
+    write_atomically(target, original)
     _forget_status(kata)
     return [
         f"Your file is kept as katas/{kata.slug}/{backup.name}",
         f"{where} is the shipped stub again. Grade it with: pytest --kata {kata.number}",
     ]
-
-
-def _write_atomically(path, data):
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, path)
 
 
 def _forget_status(kata):

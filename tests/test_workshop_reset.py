@@ -1,12 +1,12 @@
 """Reset restores a kata's shipped stub and keeps the learner's file as a backup."""
 import datetime
-import json
 import shutil
 
 import pytest
 
 from kit import REPO
 from plugin import reset
+from plugin.results import CACHE_KEY
 
 KATA = "03_toposort"
 STUB = (REPO / "katas" / KATA / "toposort.py").read_bytes()
@@ -20,22 +20,25 @@ def clone(tmp_path):
     return tmp_path
 
 
-def test_reset_keeps_a_backup_and_restores_the_stub(clone, capsys):
-    learner = clone / "katas" / KATA / "toposort.py"
+def test_reset_keeps_a_backup_and_restores_the_stub(clone, capsys, pytester):
+    # In pytester's folder, so that the statuses the grader remembers are written and read
+    # by pytest's own cache, not by a path this test would share with reset.
+    shutil.copytree(clone / "katas", pytester.path / "katas")
+    learner = pytester.path / "katas" / KATA / "toposort.py"
     learner.write_bytes(MINE)
-    status = clone / reset.STATUS_CACHE
-    status.parent.mkdir(parents=True)
-    status.write_text(json.dumps({KATA: "done", "01_elementwise_rules": "done"}))
+    pytester.makeini("[pytest]\n")
+    cache = pytester.parseconfigure().cache
+    cache.set(CACHE_KEY, {KATA: "done", "01_elementwise_rules": "done"})
 
-    assert reset.main(["toposort"], root=clone) == 0
+    assert reset.main(["toposort"], root=pytester.path) == 0
     backups = sorted(learner.parent.glob("toposort.py.bak-*"))
     assert [b.read_bytes() for b in backups] == [MINE]
     assert learner.read_bytes() == STUB
-    assert json.loads(status.read_text()) == {"01_elementwise_rules": "done"}  # no longer remembered done
+    assert cache.get(CACHE_KEY, None) == {"01_elementwise_rules": "done"}  # no longer remembered done
     assert backups[0].name in capsys.readouterr().out
 
     # Already the stub: nothing to do, nothing written.
-    assert reset.main(["3"], root=clone) == 0
+    assert reset.main(["3"], root=pytester.path) == 0
     assert "nothing to do" in capsys.readouterr().out
     assert sorted(learner.parent.glob("toposort.py.bak-*")) == backups
 
