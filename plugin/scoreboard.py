@@ -17,7 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-FORMAT = "autograd-katas-report"  # plugin.report.FORMAT (not imported: no torch needed here)
+from .report import FORMAT
+
 VERSIONS = (1,)
 MARK = {"done": "done", "in progress": "in progress", "not started": "-"}
 
@@ -94,6 +95,16 @@ def _entry(data, slug):
     return next((e for e in data["katas"] if e.get("kata") == slug), {})
 
 
+def done_count(data, slugs):
+    return sum(1 for slug in slugs if _entry(data, slug).get("status") == "done")
+
+
+def flagged(learners):
+    """(learner, kata, flag) for every integrity flag of every report."""
+    return [(name, entry["kata"], flag) for name, data in learners.items()
+            for entry in data["katas"] for flag in (entry.get("flags") or [])]
+
+
 def cell_text(entry):
     """A short cell: status, speed ratio, `!` when flagged."""
     status = entry.get("status", "not started")
@@ -125,17 +136,15 @@ def terminal_table(learners, slugs):
     header = ["learner", *slugs, "done", "report time"]
     rows = [header]
     for name, data in learners.items():
-        entries = [_entry(data, slug) for slug in slugs]
-        done = sum(1 for e in entries if e.get("status") == "done")
-        rows.append([name, *(cell_text(e) for e in entries), f"{done}/{len(slugs)}", str(data["time"])])
+        cells = [cell_text(_entry(data, slug)) for slug in slugs]
+        rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", str(data["time"])])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
-    flagged = [(name, e["kata"], flag) for name, data in learners.items() for e in data["katas"]
-               for flag in (e.get("flags") or [])]
-    if flagged:
+    flags = flagged(learners)
+    if flags:
         lines.append("")
         lines.append("Flagged (not counted as done):")
-        lines.extend(f"  {name}, {slug}: {flag}" for name, slug, flag in flagged)
+        lines.extend(f"  {name}, {slug}: {flag}" for name, slug, flag in flags)
     return "\n".join(lines)
 
 
@@ -164,16 +173,15 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard"):
             status = str(entry.get("status", "not started"))
             classes = status.replace(" ", "-") + (" flagged" if entry.get("flags") else "")
             cells.append(f'<td class="{e(classes)}" title="{e(cell_title(entry))}">{e(cell_text(entry))}</td>')
-        done = sum(1 for slug in slugs if _entry(data, slug).get("status") == "done")
         body.append(
             f'<tr><th title="report of {e(str(data["time"]))}">{e(name)}</th>{"".join(cells)}'
-            f"<td>{done}/{len(slugs)}</td></tr>"
+            f"<td>{done_count(data, slugs)}/{len(slugs)}</td></tr>"
         )
-    flagged = [
-        f"<li>{e(name)}, {e(entry['kata'])}: <span class=\"flag\">{e(str(flag))}</span></li>"
-        for name, data in learners.items() for entry in data["katas"] for flag in (entry.get("flags") or [])
+    items = [
+        f"<li>{e(name)}, {e(slug)}: <span class=\"flag\">{e(str(flag))}</span></li>"
+        for name, slug, flag in flagged(learners)
     ]
-    flags_html = f"<h2>Flagged (not counted as done)</h2><ul>{''.join(flagged)}</ul>" if flagged else ""
+    flags_html = f"<h2>Flagged (not counted as done)</h2><ul>{''.join(items)}</ul>" if items else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{e(title)}</title><style>{CSS}</style></head><body>"
