@@ -9,7 +9,7 @@ from . import integrity, outcomes
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
-from .manifest import find_kata, kata_for_path, katas
+from .manifest import find_kata, kata_for_path, katas, unknown_kata
 from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
@@ -62,8 +62,7 @@ class Grading:
             else:
                 kata = find_kata(spec)
             if kata is None and spec != "next":
-                names = ", ".join(k.slug for k in katas())
-                raise pytest.UsageError(f"--kata {spec}: no such kata (the katas: {names})")
+                raise pytest.UsageError(f"--kata {spec}: {unknown_kata(spec)}")
             if kata is not None:
                 chosen.add(kata.slug)
                 self.chosen.append(kata)

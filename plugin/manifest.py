@@ -112,3 +112,8 @@ def find_kata(spec):
         if text in (kata.name, kata.slug):
             return kata
     return None
+
+
+def unknown_kata(spec):
+    """What to tell someone who named a kata that does not exist: the names that do."""
+    return f"no such kata {spec!r} (the katas: {', '.join(k.slug for k in katas())})"

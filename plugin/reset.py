@@ -110,8 +110,7 @@ def main(argv=None, root=None):
 def _run(spec):
     kata = manifest.find_kata(spec)
     if kata is None:
-        names = ", ".join(k.slug for k in manifest.katas())
-        print(f"no kata {spec!r} (the katas: {names})", file=sys.stderr)
+        print(manifest.unknown_kata(spec), file=sys.stderr)
         return 2
     try:
         lines = reset(kata)

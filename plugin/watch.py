@@ -112,8 +112,7 @@ def main(argv=None):
     previous = manifest.use_root(Path.cwd())
     try:
         if args.kata != "next" and manifest.find_kata(args.kata) is None:
-            names = ", ".join(k.slug for k in manifest.katas())
-            print(f"no kata {args.kata!r} (the katas: {names})", file=sys.stderr)
+            print(manifest.unknown_kata(args.kata), file=sys.stderr)
             return 2
         watch(args.kata, extra, args.interval, args.max_runs)
     except KeyboardInterrupt:
