@@ -13,6 +13,7 @@ import shutil
 import sys
 
 from . import manifest
+from .assembly import stubs_left
 from .integrity import PLUGIN_DIR, SHIPPED, file_hash, graded_files, load_shipped, stub_copy
 
 FORMAT_VERSION = 1
@@ -52,21 +53,17 @@ def stale():
     return problems
 
 
-def _looks_like_a_stub(path):
-    """A shipped stub raises NotImplementedError somewhere: a guard against shipping a
-    learner's finished solution as the stub."""
-    return "NotImplementedError" in path.read_text(encoding="utf-8")
-
-
 def update():
     """Rewrite plugin/shipped.json and plugin/stubs/ from the katas folder. Returns the lines
     to print."""
     lines = []
     for kata in manifest.katas():
-        if not _looks_like_a_stub(kata.path):
+        # A guard against shipping a learner's finished solution as the stub.
+        if not stubs_left(kata):
             raise SystemExit(
-                f"katas/{kata.slug}/{kata.learner_file} raises no NotImplementedError: it is not a "
-                "shipped stub (run --update in the kit's repository, on the stubs)"
+                f"katas/{kata.slug}/{kata.learner_file} has no stub left (no function that only "
+                "raises NotImplementedError): it is not a shipped stub (run --update in the "
+                "kit's repository, on the stubs)"
             )
     for kata in manifest.katas():
         copy = stub_copy(kata)

@@ -49,3 +49,25 @@ def test_added_and_missing_test_files_are_flagged_in_the_table(checkout):
     assert "flagged: test files added: test_mine.py" in out
     assert "flagged: test files missing: test_toposort_speed.py" in out
     assert kata_row(result, "03_toposort") == ("2/2", "in progress")
+
+
+def test_update_refuses_to_ship_a_finished_solution_as_the_stub(tmp_path, monkeypatch):
+    """Run on a learner's clone by mistake, --update would make their solution the "stub"."""
+    import shutil
+
+    import pytest
+
+    shutil.copytree(manifest.KATAS_DIR, tmp_path / "katas",
+                    ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+    (tmp_path / "katas" / KATA / "toposort.py").write_text(KAHN)
+    # The record goes to tmp_path: even if the guard failed, the kit's own stays as it is.
+    record, stubs = tmp_path / "shipped.json", tmp_path / "stubs"
+    monkeypatch.setattr(shipped, "SHIPPED", record)
+    monkeypatch.setattr(integrity, "STUBS_DIR", stubs)
+    previous = manifest.use_root(tmp_path)
+    try:
+        with pytest.raises(SystemExit, match="toposort.py has no stub left"):
+            shipped.update()
+    finally:
+        manifest.use_root(previous)
+    assert not record.exists() and not stubs.exists()  # refused before writing anything
