@@ -143,12 +143,12 @@ def _wrap(value, index):
     return value
 
 
-def _unwrap_index(key, index):
+def _unwrap_index(key):
     """An index for [] may hold host integer arrays and lists (CuPy accepts them)."""
     if isinstance(key, DeviceArray):
         return key._array
     if isinstance(key, tuple):
-        return tuple(_unwrap_index(k, index) for k in key)
+        return tuple(_unwrap_index(k) for k in key)
     return key
 
 
@@ -187,7 +187,7 @@ class DeviceArray:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         index = [None]
         if method == "at":  # ufunc.at(array, indices, values): indices may be host arrays
-            args = _unwrap(inputs[:1], index) + (_unwrap_index(inputs[1], index),)
+            args = _unwrap(inputs[:1], index) + (_unwrap_index(inputs[1]),)
             args += _unwrap(inputs[2:], index)
         else:
             args = _unwrap(inputs, index)
@@ -222,11 +222,11 @@ class DeviceArray:
         return len(self._array)
 
     def __getitem__(self, key):
-        return _wrap(self._array[_unwrap_index(key, None)], self.device)
+        return _wrap(self._array[_unwrap_index(key)], self.device)
 
     def __setitem__(self, key, value):
         value = _unwrap(value, [self.device])
-        self._array[_unwrap_index(key, None)] = value
+        self._array[_unwrap_index(key)] = value
 
     def _method(name):
         def method(self, *args, **kwargs):
