@@ -54,6 +54,11 @@ def table_rows(output_lines):
     return [m.groups() for m in map(ROW.match, output_lines) if m]
 
 
+def row_line(result, slug):
+    """The whole table line of one kata (with its speed column)."""
+    return next(line for line in result.outlines if line.startswith(f"  {slug} "))
+
+
 def kata_row(result, slug):
     """(tests, status) of one kata's row in a run's table."""
     rows = {name: (tests, status) for name, tests, status in table_rows(result.outlines)}

@@ -1,7 +1,7 @@
 """Kata 07 (retain_graph) through the grading plugin, on a copy of its folder (pytester)."""
 import re
 
-from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, write_learner_file
+from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, row_line, write_learner_file
 
 KATA = "07_retain_graph"
 
@@ -98,7 +98,7 @@ def test_a_release_that_keeps_the_tensors_is_told_so(checkout):
     assert "release() must drop every reference to them" in out
     assert "test_peak_memory_of_training_steps FAILED" in out
     assert "the saved arrays of step 1's graph are still alive after its" in out
-    row = next(line for line in result.outlines if line.startswith(f"  {KATA} "))
+    row = row_line(result, KATA)
     peak = re.search(r"peak memory (\d+\.\d+)x reference", row)
     assert peak and float(peak[1]) > 1.5, row
     # the errors themselves are still right

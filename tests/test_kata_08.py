@@ -1,7 +1,7 @@
 """Kata 08 (devices) through the grading plugin, on a copy of its folder (pytester)."""
 import re
 
-from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, write_learner_file
+from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, row_line, write_learner_file
 
 KATA = "08_devices"
 
@@ -75,10 +75,6 @@ def to_backward(ctx, grad):
 '''
 
 
-def speed_column(result):
-    return next(line for line in result.outlines if line.startswith(f"  {KATA} "))
-
-
 def test_the_stubs_are_all_todo(checkout):
     outcomes = assert_stubs_all_todo(checkout.runpytest("--kata", "8"), KATA)
     assert outcomes.get("todo", 0) >= 25, outcomes
@@ -95,7 +91,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     assert kata_row(result, KATA)[1] == "done"
     assert "compare with the reference solution in reference/devices.py" in result.stdout.str()
     # the speed column carries the transfer count, equal to the reference's
-    assert re.search(r"(\d+) transfers, ([\d,]+) bytes \(reference: \1, \2\)", speed_column(result)), speed_column(result)
+    assert re.search(r"(\d+) transfers, ([\d,]+) bytes \(reference: \1, \2\)", row_line(result, KATA)), row_line(result, KATA)
 
 
 def test_typical_slips_are_told_so(checkout):
@@ -137,5 +133,5 @@ def test_a_detour_through_the_host_shows_in_the_transfer_count(checkout):
     write_learner_file(checkout, KATA, "devices.py", wrong)
     result = checkout.runpytest("--kata", "8", "-k", "transfers", "-p", "no:randomly")
     assert result.ret == 1
-    counts = re.search(r"(\d+) transfers, [\d,]+ bytes \(reference: (\d+),", speed_column(result))
-    assert counts and int(counts[1]) > int(counts[2]), speed_column(result)
+    counts = re.search(r"(\d+) transfers, [\d,]+ bytes \(reference: (\d+),", row_line(result, KATA))
+    assert counts and int(counts[1]) > int(counts[2]), row_line(result, KATA)
