@@ -1,7 +1,6 @@
 """The entry points of a backward pass: `backward` accumulates into `.grad`, `grad` returns
 the gradients instead. Both seed the roots (`make_root_grads`) and run the engine loop
 (`run_backward`); the pieces are whatever the seam has active."""
-import contextlib
 import gc
 
 from . import graph  # noqa: F401  (ag.autograd.graph.get_gradient_edge, as in torch)
@@ -10,18 +9,18 @@ from .pieces import active
 from .tensor import Tensor
 
 
-@contextlib.contextmanager
-def _collector_paused():
+class _collector_paused:
     """Pause Python's cycle collector during a backward pass. A pass allocates many short-lived
     objects and makes no cycles, but each allocation burst makes the collector walk every
     object alive, the whole graph included: on a 100,000-node chain that doubles the time.
     (torch's engine, in C++, never meets this.)"""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+
+    def __enter__(self):
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        if self._was_enabled:
             gc.enable()
 
 

@@ -19,15 +19,36 @@ class Stats:
     node_calls = 0
 
 
+class NodeKind:
+    """What every node of one operation shares: torch's name for it ("MulBackward0"), the
+    backward rule it runs (looked up in the seam by name: "mul_backward"), and whether the
+    engine sums the rule's gradients down to the inputs' shapes (binary elementwise rules
+    return them in the broadcast shape; the `unbroadcast` piece reduces them)."""
+
+    __slots__ = ("name", "rule", "reduce_broadcast")
+
+    def __init__(self, name, rule, reduce_broadcast=False):
+        self.name = name
+        self.rule = rule
+        self.reduce_broadcast = reduce_broadcast
+
+    def __repr__(self):
+        return f"NodeKind({self.name!r}, {self.rule!r})"
+
+
 class Node:
+    """A node of the graph: one recorded operation, with the kind of operation it was.
+
+    (One class for every operation, unlike torch's one class per operation: Python runs
+    attribute lookups on objects of a single class markedly faster.)
+    """
+
     __slots__ = (
-        "_name",
-        "_rule",
+        "kind",
         "next_functions",
         "needs_input_grad",
         "input_shapes",
         "input_dtypes",
-        "reduce_broadcast",
         "_saved",
         "pre_hooks",
         "post_hooks",
@@ -35,40 +56,41 @@ class Node:
         "__dict__",  # per-operation context (ctx.dim, ctx.keepdim, ...)
         "__weakref__",
     )
-
-    def __init__(self, name, rule, inputs, reduce_broadcast=False):
-        self._name = name
-        self._rule = rule
-        # needs_input_grad: one bool per input, does it want a gradient? (A rule may skip
-        # the others.) Written out for one and two inputs: this runs for every operation.
+    def __init__(self, kind, inputs):
+        self.kind = kind
+        # One (node, 0) edge per input, and one bool per input in needs_input_grad (does it
+        # want a gradient? a rule may skip the others). Written out for one and two inputs:
+        # this runs for every recorded operation.
         if len(inputs) == 1:
             (t,) = inputs
-            node = gradient_node(t)
+            node = t.grad_fn
+            if node is None and t._requires_grad:
+                node = t._grad_accumulator()
             self.next_functions = ((node, 0),)
-            self.needs_input_grad = (node is not None,)
+            self.needs_input_grad = _NEEDS_ONE[node is not None]
             self.input_shapes = (t._data.shape,)
             self.input_dtypes = (t._data.dtype,)
         else:
             a, b = inputs
-            node_a, node_b = gradient_node(a), gradient_node(b)
+            node_a, node_b = a.grad_fn, b.grad_fn
+            if node_a is None and a._requires_grad:
+                node_a = a._grad_accumulator()
+            if node_b is None and b._requires_grad:
+                node_b = b._grad_accumulator()
             self.next_functions = ((node_a, 0), (node_b, 0))
-            self.needs_input_grad = (node_a is not None, node_b is not None)
+            self.needs_input_grad = _NEEDS_TWO[node_a is not None][node_b is not None]
             self.input_shapes = (a._data.shape, b._data.shape)
             self.input_dtypes = (a._data.dtype, b._data.dtype)
-        # Binary elementwise rules return gradients in the broadcast shape; the engine
-        # reduces them to each input's shape with the `unbroadcast` piece.
-        self.reduce_broadcast = reduce_broadcast
         self._saved = None
         self.pre_hooks = None  # hooks of the tensor this node produced, in order
         self.post_hooks = None  # hook(grad_inputs, grad_outputs) after the node ran
         self.retained = None  # weak reference to that tensor when it called retain_grad()
 
     def name(self):
-        return self._name
-
+        return self.kind.name
 
     def __repr__(self):
-        return f"<{self._name} object at {id(self):#x}>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     # --- the ctx side: what the forward leaves for the backward rule ---------------------
 
@@ -104,13 +126,14 @@ class Node:
         """Gradients for this node's inputs, one per entry of next_functions (None where unused)."""
         Stats.node_calls += 1
         version = grad._version
-        grads = self._checked(getattr(active, self._rule)(self, grad), grad._data.dtype)
+        grads = getattr(active, self.kind.rule)(self, grad)
         if grad._version != version:
             raise RuntimeError(
-                f"the backward rule of {self._name} changed its incoming gradient in place; other "
-                "nodes may hold the same tensor, so a rule must build new tensors (grad * 2, "
-                "not grad.mul_(2))"
+                f"the backward rule of {self.name()} changed its incoming gradient in place; "
+                "other nodes may hold the same tensor, so a rule must build new tensors "
+                "(grad * 2, not grad.mul_(2))"
             )
+        grads = self._checked(grads, grad._data.dtype)
         if self.post_hooks:
             for hook in self.post_hooks:
                 hook(grads, (grad,))
@@ -118,50 +141,73 @@ class Node:
 
     def _checked(self, grads, grad_dtype):
         """The rule's gradients, reduced to the inputs' shapes, or torch's error if they do not fit."""
-        if type(grads) is not tuple:
-            if isinstance(grads, Tensor) and len(self.next_functions) == 1:
-                grads = (grads,)
-            elif isinstance(grads, list):
-                grads = tuple(grads)
-            else:
-                raise TypeError(
-                    f"{self._rule} returned {type(grads).__name__}; a backward rule must return "
-                    f"a tuple with one gradient Tensor (or None) per input of {self._name}"
-                )
-        if len(grads) != len(self.next_functions):
-            raise RuntimeError(
-                f"function {self._name} returned an incorrect number of gradients "
-                f"(expected {len(self.next_functions)}, got {len(grads)})"
-            )
+        if type(grads) is not tuple or len(grads) != len(self.next_functions):
+            grads = self._as_tuple(grads)
         checked = []
-        for index, grad in enumerate(grads):
-            if grad is None or self.next_functions[index][0] is None:
+        for (child, _), grad, shape, dtype in zip(
+            self.next_functions, grads, self.input_shapes, self.input_dtypes
+        ):
+            if grad is None or child is None:
                 checked.append(None)
                 continue
-            shape = self.input_shapes[index]
             if not isinstance(grad, Tensor):
-                _not_a_tensor(grad, self._rule, index)
-            if self.reduce_broadcast and grad._data.shape != shape:
-                grad = active.unbroadcast(grad, shape)
-                if not isinstance(grad, Tensor):
-                    _not_a_tensor(grad, "unbroadcast", index)
+                _not_a_tensor(grad, self.kind.rule, len(checked))
             if grad._data.shape != shape:
-                raise RuntimeError(
-                    f"Function {self._name} returned an invalid gradient at index {index} - "
-                    f"got {list(grad._data.shape)} but expected shape compatible with {list(shape)}"
-                )
-            if grad._data.dtype != self.input_dtypes[index]:
-                if grad._data.dtype != grad_dtype:
-                    raise RuntimeError(
-                        f"Function {self._name} returned an invalid gradient at index {index} - "
-                        f"expected dtype {self.input_dtypes[index]} but got {grad._data.dtype}"
-                    )
-                # A mixed-precision operation (float32 * float64 gives float64): the gradient
-                # is in the output's dtype and goes back in the input's, as torch casts it.
-                grad = grad.to(dtype=self.input_dtypes[index])
+                grad = self._reduced(grad, shape, len(checked))
+            if grad._data.dtype != dtype:
+                grad = self._cast(grad, dtype, grad_dtype, len(checked))
             checked.append(grad)
         return tuple(checked)
 
+    def _as_tuple(self, grads):
+        """A rule's result as a tuple of the right length: a lone Tensor or a list is accepted."""
+        if isinstance(grads, Tensor) and len(self.next_functions) == 1:
+            grads = (grads,)
+        elif isinstance(grads, list):
+            grads = tuple(grads)
+        elif type(grads) is not tuple:
+            raise TypeError(
+                f"{self.kind.rule} returned {type(grads).__name__}; a backward rule must return "
+                f"a tuple with one gradient Tensor (or None) per input of {self.name()}"
+            )
+        if len(grads) != len(self.next_functions):
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {len(self.next_functions)}, got {len(grads)})"
+            )
+        return grads
+
+    def _reduced(self, grad, shape, index):
+        """A gradient in the broadcast shape summed down to its input's shape (binary
+        elementwise nodes only); any other shape mismatch is torch's error."""
+        if self.kind.reduce_broadcast:
+            grad = active.unbroadcast(grad, shape)
+            if not isinstance(grad, Tensor):
+                _not_a_tensor(grad, "unbroadcast", index)
+        if grad._data.shape != shape:
+            raise RuntimeError(
+                f"Function {self.name()} returned an invalid gradient at index {index} - "
+                f"got {list(grad._data.shape)} but expected shape compatible with {list(shape)}"
+            )
+        return grad
+
+    def _cast(self, grad, dtype, grad_dtype, index):
+        if grad._data.dtype != grad_dtype:
+            raise RuntimeError(
+                f"Function {self.name()} returned an invalid gradient at index {index} - "
+                f"expected dtype {dtype} but got {grad._data.dtype}"
+            )
+        # A mixed-precision operation (float32 * float64 gives float64): the gradient is in
+        # the output's dtype and goes back in the input's, as torch casts it.
+        return grad.to(dtype=dtype)
+
+
+# needs_input_grad for one and for two inputs, made once: a node only picks one.
+_NEEDS_ONE = {False: (False,), True: (True,)}
+_NEEDS_TWO = {
+    False: {False: (False, False), True: (False, True)},
+    True: {False: (True, False), True: (True, True)},
+}
 
 def _not_a_tensor(grad, producer, index):
     raise TypeError(
@@ -177,14 +223,12 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        self._name = "AccumulateGrad"
-        self._rule = None
+        self.kind = ACCUMULATE_GRAD
         self.variable = variable
         self.next_functions = ()
         self.needs_input_grad = ()
         self.input_shapes = (variable._data.shape,)
         self.input_dtypes = (variable._data.dtype,)
-        self.reduce_broadcast = False
         self._saved = None
         self.post_hooks = None
         self.retained = None
@@ -205,6 +249,9 @@ class AccumulateGrad(Node):
             for hook in self.post_hooks:
                 hook((), (grad,))
         return ()
+
+
+ACCUMULATE_GRAD = NodeKind("AccumulateGrad", None)
 
 
 def gradient_node(tensor):

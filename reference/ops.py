@@ -6,18 +6,19 @@ runs ("mul_backward"). The rules are kata pieces: they live in rules.py, shapes.
 are looked up through the seam (pieces.active) when the backward runs, never imported here.
 """
 import builtins
+import math
 
 import numpy as np
 
 from .grad_mode import GradMode
-from .graph import Node
+from .graph import Node, NodeKind
 from .pieces import active
 from .tensor import Tensor, canonical_device
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
 
-def record(name, rule, data, inputs, reduce_broadcast=False):
+def record(kind, data, inputs):
     """Wrap `data` as the output of an operation on `inputs`.
 
     Returns (output, node); node is None when no graph is recorded (grad mode off, or no
@@ -26,7 +27,7 @@ def record(name, rule, data, inputs, reduce_broadcast=False):
     if GradMode.enabled:
         for t in inputs:
             if t._requires_grad:
-                node = Node(name, rule, inputs, reduce_broadcast)
+                node = Node(kind, inputs)
                 return Tensor(data, True, node, inputs[0]._device), node
     return Tensor(data, False, None, inputs[0]._device), None
 
@@ -121,21 +122,31 @@ def operands(op, a, b):
 # --- elementwise binary: rules in rules.py, gradients reduced by `unbroadcast` ---------------
 
 
+AddBackward0 = NodeKind("AddBackward0", "add_backward", reduce_broadcast=True)
+SubBackward0 = NodeKind("SubBackward0", "sub_backward", reduce_broadcast=True)
+MulBackward0 = NodeKind("MulBackward0", "mul_backward", reduce_broadcast=True)
+DivBackward0 = NodeKind("DivBackward0", "div_backward", reduce_broadcast=True)
+# torch's names: tensor ** number, tensor ** tensor, number ** tensor.
+PowBackward0 = NodeKind("PowBackward0", "pow_backward", reduce_broadcast=True)
+PowBackward1 = NodeKind("PowBackward1", "pow_backward", reduce_broadcast=True)
+PowBackward2 = NodeKind("PowBackward2", "pow_backward", reduce_broadcast=True)
+
+
 def add(a, b):
     a, b = operands("add", a, b)
-    out, ctx = record("AddBackward0", "add_backward", binary(np.add, a, b), (a, b), True)
+    out, ctx = record(AddBackward0, binary(np.add, a, b), (a, b))
     return out
 
 
 def sub(a, b):
     a, b = operands("sub", a, b)
-    out, ctx = record("SubBackward0", "sub_backward", binary(np.subtract, a, b), (a, b), True)
+    out, ctx = record(SubBackward0, binary(np.subtract, a, b), (a, b))
     return out
 
 
 def mul(a, b):
     a, b = operands("mul", a, b)
-    out, ctx = record("MulBackward0", "mul_backward", binary(np.multiply, a, b), (a, b), True)
+    out, ctx = record(MulBackward0, binary(np.multiply, a, b), (a, b))
     if ctx:
         ctx.save_for_backward(a, b)
     return out
@@ -146,21 +157,20 @@ def div(a, b):
     data = binary(np.true_divide, a, b)
     if data.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
         data = data.astype(DEFAULT_FLOAT)  # int / int: torch gives the default float dtype
-    out, ctx = record("DivBackward0", "div_backward", data, (a, b), True)
+    out, ctx = record(DivBackward0, data, (a, b))
     if ctx:
         ctx.save_for_backward(a, b)
     return out
 
 
 def pow(base, exponent):
-    # torch's names: tensor ** number, tensor ** tensor, number ** tensor.
-    name = (
-        "PowBackward0" if not isinstance(exponent, Tensor)
-        else "PowBackward1" if isinstance(base, Tensor)
-        else "PowBackward2"
+    kind = (
+        PowBackward0 if not isinstance(exponent, Tensor)
+        else PowBackward1 if isinstance(base, Tensor)
+        else PowBackward2
     )
     base, exponent = operands("pow", base, exponent)
-    out, ctx = record(name, "pow_backward", binary(np.power, base, exponent), (base, exponent), True)
+    out, ctx = record(kind, binary(np.power, base, exponent), (base, exponent))
     if ctx:
         ctx.save_for_backward(base, exponent, out)
     return out
@@ -169,20 +179,32 @@ def pow(base, exponent):
 # --- elementwise unary: rules in rules.py and extra_rules.py ---------------------------------
 
 
+NegBackward0 = NodeKind("NegBackward0", "neg_backward")
+ExpBackward0 = NodeKind("ExpBackward0", "exp_backward")
+LogBackward0 = NodeKind("LogBackward0", "log_backward")
+SigmoidBackward0 = NodeKind("SigmoidBackward0", "sigmoid_backward")
+TanhBackward0 = NodeKind("TanhBackward0", "tanh_backward")
+ReluBackward0 = NodeKind("ReluBackward0", "relu_backward")
+SqrtBackward0 = NodeKind("SqrtBackward0", "sqrt_backward")
+AbsBackward0 = NodeKind("AbsBackward0", "abs_backward")
+SignBackward0 = NodeKind("SignBackward0", "sign_backward")
+CloneBackward0 = NodeKind("CloneBackward0", "clone_backward")
+
+
 def neg(x):
-    out, ctx = record("NegBackward0", "neg_backward", -x._data, (x,))
+    out, ctx = record(NegBackward0, -x._data, (x,))
     return out
 
 
 def exp(x):
-    out, ctx = record("ExpBackward0", "exp_backward", np.exp(x._data), (x,))
+    out, ctx = record(ExpBackward0, np.exp(x._data), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def log(x):
-    out, ctx = record("LogBackward0", "log_backward", np.log(x._data), (x,))
+    out, ctx = record(LogBackward0, np.log(x._data), (x,))
     if ctx:
         ctx.save_for_backward(x)
     return out
@@ -195,47 +217,47 @@ def sigmoid(x):
         np.exp(data, out=data)
     data += 1
     np.reciprocal(data, out=data)
-    out, ctx = record("SigmoidBackward0", "sigmoid_backward", data, (x,))
+    out, ctx = record(SigmoidBackward0, data, (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def tanh(x):
-    out, ctx = record("TanhBackward0", "tanh_backward", np.tanh(x._data), (x,))
+    out, ctx = record(TanhBackward0, np.tanh(x._data), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def relu(x):
-    out, ctx = record("ReluBackward0", "relu_backward", np.maximum(x._data, 0), (x,))
+    out, ctx = record(ReluBackward0, np.maximum(x._data, 0), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def sqrt(x):
-    out, ctx = record("SqrtBackward0", "sqrt_backward", np.sqrt(x._data), (x,))
+    out, ctx = record(SqrtBackward0, np.sqrt(x._data), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def abs(x):
-    out, ctx = record("AbsBackward0", "abs_backward", np.abs(x._data), (x,))
+    out, ctx = record(AbsBackward0, np.abs(x._data), (x,))
     if ctx:
         ctx.save_for_backward(x)
     return out
 
 
 def sign(x):
-    out, ctx = record("SignBackward0", "sign_backward", np.sign(x._data), (x,))
+    out, ctx = record(SignBackward0, np.sign(x._data), (x,))
     return out
 
 
 def clone(x):
-    out, ctx = record("CloneBackward0", "clone_backward", x._data.copy(), (x,))
+    out, ctx = record(CloneBackward0, x._data.copy(), (x,))
     return out
 
 
@@ -249,39 +271,60 @@ def compare(ufunc, a, b):
 
 def normalize_dims(dim, ndim):
     """dim as a sorted tuple of non-negative axes (None: every axis)."""
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        return tuple(range(ndim))  # torch also reads dim=() as "every dimension"
+    if dim is None:
+        return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))  # torch also reads dim=() as "every dimension"
     rank = builtins.max(ndim, 1)
     for d in dims:
         if not -rank <= d < rank:
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
             )
-    return tuple(sorted(d % rank for d in dims)) if ndim else ()
+    if not ndim:
+        return ()
+    return tuple(sorted([d % rank for d in dims]))
 
 
-def _reduction(name_all, name_dim, rule, numpy_fn, x, dim, keepdim):
-    dims = normalize_dims(dim, x.ndim)
-    data = numpy_fn(x._data, axis=dims, keepdims=keepdim)
-    out, ctx = record(name_all if dim is None else name_dim, rule, data, (x,))
+# torch's names: the sum of every element, and a sum over given dims.
+SumBackward0 = NodeKind("SumBackward0", "sum_backward")
+SumBackward1 = NodeKind("SumBackward1", "sum_backward")
+MeanBackward0 = NodeKind("MeanBackward0", "mean_backward")
+MeanBackward1 = NodeKind("MeanBackward1", "mean_backward")
+
+
+def _reduced(kind, data, x, dims, keepdim):
+    out, ctx = record(kind, data, (x,))
     if ctx:
         ctx.dim = dims
         ctx.keepdim = keepdim
     return out
 
 
+# (The array's own .sum() rather than np.sum: the same work without numpy's Python-level
+# dispatch, which costs more than summing a small array.)
+
+
 def sum(x, dim=None, keepdim=False):
-    return _reduction("SumBackward0", "SumBackward1", "sum_backward", np.sum, x, dim, keepdim)
+    dims = normalize_dims(dim, x._data.ndim)
+    data = x._data.sum(axis=dims, keepdims=keepdim)
+    return _reduced(SumBackward0 if dim is None else SumBackward1, data, x, dims, keepdim)
 
 
 def mean(x, dim=None, keepdim=False):
-    if x.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {x.dtype}"
         )
-    return _reduction("MeanBackward0", "MeanBackward1", "mean_backward", np.mean, x, dim, keepdim)
+    dims = normalize_dims(dim, x._data.ndim)
+    count = math.prod([x._data.shape[d] for d in dims])
+    # The sum, then one division: what np.mean does, without its Python-level overhead.
+    # (float16 sums in float32, as np.mean and torch do.)
+    accumulate = np.float32 if x._data.dtype == np.float16 else None
+    data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=accumulate) / count).astype(x._data.dtype, copy=False)
+    return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
 
 
 class MaxResult(tuple):
@@ -292,10 +335,14 @@ class MaxResult(tuple):
     indices = property(lambda self: self[1])
 
 
+MaxBackward0 = NodeKind("MaxBackward0", "max_backward")  # max(dim): values and indices
+MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest element
+
+
 def max(x, dim=None, keepdim=False):
     if dim is None:
         # The largest element; torch shares its gradient evenly between ties.
-        out, ctx = record("MaxBackward1", "max_backward", x._data.max(), (x,))
+        out, ctx = record(MaxBackward1, x._data.max(), (x,))
         if ctx:
             ctx.dim = None
             ctx.save_for_backward(x, out)
@@ -309,7 +356,7 @@ def max(x, dim=None, keepdim=False):
     if not keepdim:
         values, indices = values.squeeze(axis), indices.squeeze(axis)
     indices = Tensor(indices, device=x._device)
-    out, ctx = record("MaxBackward0", "max_backward", values, (x,))
+    out, ctx = record(MaxBackward0, values, (x,))
     if ctx:
         ctx.dim = axis
         ctx.keepdim = keepdim
@@ -326,27 +373,33 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+ViewBackward0 = NodeKind("ViewBackward0", "reshape_backward")
+TransposeBackward0 = NodeKind("TransposeBackward0", "transpose_backward")
+PermuteBackward0 = NodeKind("PermuteBackward0", "transpose_backward")  # x.T
+ExpandBackward0 = NodeKind("ExpandBackward0", "expand_backward")
+
+
 def reshape(x, shape):
     data = x._data.reshape(_shape_arg(shape))
-    out, ctx = record("ViewBackward0", "reshape_backward", data, (x,))
+    out, ctx = record(ViewBackward0, data, (x,))
     return _view_of(out, x)
 
 
 def transpose(x, dim0, dim1):
     dim0, dim1 = (normalize_dims(d, x.ndim)[0] for d in (dim0, dim1))
-    return _transposed("TransposeBackward0", x, dim0, dim1)
+    return _transposed(TransposeBackward0, x, dim0, dim1)
 
 
 def T(x):
-    if x.ndim < 2:
+    if x._data.ndim < 2:
         return x
-    if x.ndim > 2:
+    if x._data.ndim > 2:
         raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 is not supported; use transpose")
-    return _transposed("PermuteBackward0", x, 0, 1)
+    return _transposed(PermuteBackward0, x, 0, 1)
 
 
-def _transposed(name, x, dim0, dim1):
-    out, ctx = record(name, "transpose_backward", np.swapaxes(x._data, dim0, dim1), (x,))
+def _transposed(kind, x, dim0, dim1):
+    out, ctx = record(kind, x._data.swapaxes(dim0, dim1), (x,))
     if ctx:
         ctx.dim0, ctx.dim1 = dim0, dim1
     return _view_of(out, x)
@@ -356,7 +409,7 @@ def expand(x, sizes):
     sizes = _shape_arg(sizes)
     offset = len(sizes) - x.ndim
     target = tuple(x.shape[i - offset] if s == -1 else s for i, s in enumerate(sizes))
-    out, ctx = record("ExpandBackward0", "expand_backward", np.broadcast_to(x._data, target), (x,))
+    out, ctx = record(ExpandBackward0, np.broadcast_to(x._data, target), (x,))
     return _view_of(out, x)
 
 
@@ -368,14 +421,22 @@ def _view_of(out, base):
     return out
 
 
+# torch's names by the operands' dimensions: vector . vector, matrix @ vector, matrix @
+# matrix, and everything batched (or a vector @ a matrix).
+MATMUL_KINDS = {
+    (1, 1): NodeKind("DotBackward0", "matmul_backward"),
+    (2, 1): NodeKind("MvBackward0", "matmul_backward"),
+    (2, 2): NodeKind("MmBackward0", "matmul_backward"),
+}
+BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
+
+
 def matmul(a, b):
     a, b = operands("matmul", a, b)
-    if a.ndim == 0 or b.ndim == 0:
+    if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D")
-    name = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
-        (a.ndim, b.ndim), "BmmBackward0"
-    )
-    out, ctx = record(name, "matmul_backward", np.matmul(a._data, b._data), (a, b))
+    kind = MATMUL_KINDS.get((a._data.ndim, b._data.ndim), BmmBackward0)
+    out, ctx = record(kind, np.matmul(a._data, b._data), (a, b))
     if ctx:
         ctx.save_for_backward(a, b)
     return out
@@ -395,24 +456,34 @@ def numpy_index(index):
     return index
 
 
-def _index_name(index):
+IndexBackward0 = NodeKind("IndexBackward0", "getitem_backward")  # with index arrays
+SelectBackward0 = NodeKind("SelectBackward0", "getitem_backward")  # with integers only
+SliceBackward0 = NodeKind("SliceBackward0", "getitem_backward")  # anything else: slices, ...
+
+
+def _index_kind(index):
     parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (np.ndarray, list)) for p in parts):
-        return "IndexBackward0"
-    if all(isinstance(p, (int, np.integer)) for p in parts):
-        return "SelectBackward0"
-    return "SliceBackward0"
+    for part in parts:
+        if isinstance(part, (np.ndarray, list)):
+            return IndexBackward0
+    for part in parts:
+        if not isinstance(part, (int, np.integer)):
+            return SliceBackward0
+    return SelectBackward0
 
 
 def getitem(x, index):
     index = numpy_index(index)
     data = x._data[index]
-    out, ctx = record(_index_name(index), "getitem_backward", data, (x,))
+    out, ctx = record(_index_kind(index), data, (x,))
     if ctx:
         ctx.index = index
     if np.may_share_memory(data, x._data):
         _view_of(out, x)
     return out
+
+
+IndexPutBackward0 = NodeKind("IndexPutBackward0", "index_put_backward", reduce_broadcast=True)
 
 
 def index_put(x, index, values, accumulate=False):
@@ -424,7 +495,7 @@ def index_put(x, index, values, accumulate=False):
         np.add.at(data, index, values._data)
     else:
         data[index] = values._data
-    out, ctx = record("IndexPutBackward0", "index_put_backward", data, (x, values), True)
+    out, ctx = record(IndexPutBackward0, data, (x, values))
     if ctx:
         ctx.index = index
         ctx.accumulate = accumulate
@@ -434,10 +505,14 @@ def index_put(x, index, values, accumulate=False):
 # --- softmax family: rules in extra_rules.py --------------------------------------------------------
 
 
+SoftmaxBackward0 = NodeKind("SoftmaxBackward0", "softmax_backward")
+LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
+
+
 def softmax(x, dim):
     shifted = x._data - x._data.max(axis=dim, keepdims=True)
     e = np.exp(shifted)
-    out, ctx = record("SoftmaxBackward0", "softmax_backward", e / e.sum(axis=dim, keepdims=True), (x,))
+    out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
     if ctx:
         ctx.dim = dim
         ctx.save_for_backward(out)
@@ -447,7 +522,7 @@ def softmax(x, dim):
 def log_softmax(x, dim):
     shifted = x._data - x._data.max(axis=dim, keepdims=True)
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-    out, ctx = record("LogSoftmaxBackward0", "log_softmax_backward", data, (x,))
+    out, ctx = record(LogSoftmaxBackward0, data, (x,))
     if ctx:
         ctx.dim = dim
         ctx.save_for_backward(out)
@@ -455,6 +530,9 @@ def log_softmax(x, dim):
 
 
 # --- devices and dtypes: rule in devices.py ----------------------------------------------------------
+
+
+ToCopyBackward0 = NodeKind("ToCopyBackward0", "to_backward")
 
 
 def to(x, device=None, dtype=None):
@@ -466,7 +544,7 @@ def to(x, device=None, dtype=None):
     if target_device == x._device and target_dtype == x._data.dtype:
         return x
     data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
-    out, ctx = record("ToCopyBackward0", "to_backward", data, (x,))
+    out, ctx = record(ToCopyBackward0, data, (x,))
     out._device = canonical_device(target_device)
     if ctx:
         ctx.source_device = x._device

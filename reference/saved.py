@@ -33,8 +33,6 @@ class SavedTensors:
     def __init__(self, owner):
         # Weak: the node owns this object; a strong reference back would be a cycle.
         self._owner = weakref.ref(owner)
-        self._tensors = None
-        self._versions = None
         self._released = False
 
     def save(self, *tensors):
@@ -46,7 +44,7 @@ class SavedTensors:
         for t in tensors:
             outputs.append(t is not None and t.grad_fn is owner)
             versions.append(None if t is None else t._version)
-        if any(outputs):
+        if True in outputs:
             # The node's own output: keep it detached (sharing data and version), or
             # node -> output -> node would keep both alive.
             tensors = tuple([t.detach() if out else t for t, out in zip(tensors, outputs)])

@@ -150,22 +150,25 @@ class Tensor:
     @grad.setter
     def grad(self, value):
         if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-            if value.shape != self.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
-                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
-                    "the same size"
-                )
-            if value.dtype != self.dtype:
-                raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
-                    f"grad_dtype '{self.dtype}'. The gradient must match the tensor's grad_dtype"
-                )
-            if value.device != self.device:
-                raise RuntimeError("assigned grad has data located on a different device")
+            self._check_assigned_grad(value)
         self._grad = value
+
+    def _check_assigned_grad(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+        if value._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                "the same size"
+            )
+        if value._data.dtype != self._data.dtype:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                f"grad_dtype '{self.dtype}'. The gradient must match the tensor's grad_dtype"
+            )
+        if value._device is not self._device and value._device != self._device:
+            raise RuntimeError("assigned grad has data located on a different device")
 
     @property
     def retains_grad(self):
@@ -332,26 +335,14 @@ class Tensor:
 
     # --- operations (see ops.py) ---------------------------------------------------------
 
-    def __add__(self, other):
-        return ops.add(self, other)
-
     def __radd__(self, other):
         return ops.add(other, self)
-
-    def __sub__(self, other):
-        return ops.sub(self, other)
 
     def __rsub__(self, other):
         return ops.sub(other, self)
 
-    def __mul__(self, other):
-        return ops.mul(self, other)
-
     def __rmul__(self, other):
         return ops.mul(other, self)
-
-    def __truediv__(self, other):
-        return ops.div(self, other)
 
     def __rtruediv__(self, other):
         return ops.div(other, self)
@@ -362,17 +353,11 @@ class Tensor:
     def __rpow__(self, base):
         return ops.pow(base, self)
 
-    def __matmul__(self, other):
-        return ops.matmul(self, other)
-
     def __rmatmul__(self, other):
         return ops.matmul(other, self)
 
-    def __neg__(self):
-        return ops.neg(self)
-
-    def __getitem__(self, index):
-        return ops.getitem(self, index)
+    # __add__, __sub__, __mul__, __truediv__, __matmul__, __neg__ and __getitem__ are the
+    # operations themselves: see the end of this file.
 
     # Comparisons give bool tensors that are never part of a graph.
     def __gt__(self, other):
@@ -392,13 +377,6 @@ class Tensor:
 
     def __ne__(self, other):
         return ops.compare(np.not_equal, self, other)
-
-    add = __add__
-    sub = __sub__
-    mul = __mul__
-    div = __truediv__
-    matmul = __matmul__
-    neg = __neg__
 
     def pow(self, exponent):
         return ops.pow(self, exponent)
@@ -495,3 +473,13 @@ class Tensor:
 # Imported last: these modules need the Tensor class defined above.
 from . import autograd, ops  # noqa: E402
 from .graph import AccumulateGrad, RemovableHandle  # noqa: E402
+
+# The common operators are the operations themselves, with no method call in between: they
+# run at every step of every forward and backward pass.
+Tensor.__add__ = Tensor.add = ops.add
+Tensor.__sub__ = Tensor.sub = ops.sub
+Tensor.__mul__ = Tensor.mul = ops.mul
+Tensor.__truediv__ = Tensor.div = ops.div
+Tensor.__matmul__ = Tensor.matmul = ops.matmul
+Tensor.__neg__ = Tensor.neg = ops.neg
+Tensor.__getitem__ = ops.getitem
