@@ -133,13 +133,13 @@ class Node:
                 "other nodes may hold the same tensor, so a rule must build new tensors "
                 "(grad * 2, not grad.mul_(2))"
             )
-        grads = self._checked(grads, grad._data.dtype)
+        grads = self._checked(grads, grad)
         if self.post_hooks:
             for hook in self.post_hooks:
                 hook(grads, (grad,))
         return grads
 
-    def _checked(self, grads, grad_dtype):
+    def _checked(self, grads, grad_output):
         """The rule's gradients, reduced to the inputs' shapes, or torch's error if they do not fit."""
         if type(grads) is not tuple or len(grads) != len(self.next_functions):
             grads = self._as_tuple(grads)
@@ -155,7 +155,7 @@ class Node:
             if grad._data.shape != shape:
                 grad = self._reduced(grad, shape, len(checked))
             if grad._data.dtype != dtype:
-                grad = self._cast(grad, dtype, grad_dtype, len(checked))
+                grad = self._cast(grad, dtype, grad_output._data.dtype, len(checked))
             checked.append(grad)
         return tuple(checked)
 

@@ -284,6 +284,8 @@ def normalize_dims(dim, ndim):
             )
     if not ndim:
         return ()
+    if len(dims) == 1:
+        return (dims[0] % rank,)
     return tuple(sorted([d % rank for d in dims]))
 
 
@@ -321,9 +323,10 @@ def mean(x, dim=None, keepdim=False):
     dims = normalize_dims(dim, x._data.ndim)
     count = math.prod([x._data.shape[d] for d in dims])
     # The sum, then one division: what np.mean does, without its Python-level overhead.
-    # (float16 sums in float32, as np.mean and torch do.)
-    accumulate = np.float32 if x._data.dtype == np.float16 else None
-    data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=accumulate) / count).astype(x._data.dtype, copy=False)
+    if x._data.dtype == np.float16:  # summed in float32, as np.mean and torch do
+        data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=np.float32) / count).astype(np.float16)
+    else:
+        data = x._data.sum(axis=dims, keepdims=keepdim) / count
     return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
 
 
@@ -406,9 +409,10 @@ def _transposed(kind, x, dim0, dim1):
 
 
 def expand(x, sizes):
-    sizes = _shape_arg(sizes)
-    offset = len(sizes) - x.ndim
-    target = tuple(x.shape[i - offset] if s == -1 else s for i, s in enumerate(sizes))
+    target = _shape_arg(sizes)
+    if -1 in target:  # -1 keeps that dimension's size
+        offset = len(target) - x.ndim
+        target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
     out, ctx = record(ExpandBackward0, np.broadcast_to(x._data, target), (x,))
     return _view_of(out, x)
 
@@ -450,7 +454,7 @@ def numpy_index(index):
     if isinstance(index, Tensor):
         return index._data
     if isinstance(index, tuple):
-        return tuple(i._data if isinstance(i, Tensor) else i for i in index)
+        return tuple([i._data if isinstance(i, Tensor) else i for i in index])
     if isinstance(index, list):
         return np.asarray(index)
     return index
@@ -583,7 +587,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
         # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an
         # optimizer step `p.sub_(lr * p.grad)` always has equal shapes.)
         if other._data.shape == shape or np.broadcast_shapes(shape, other._data.shape) == shape:
-            ufunc(target._data, other._data, out=target._data, casting="same_kind")
+            ufunc(target._data, other._data, out=target._data)  # numpy's "same_kind" casting
             target._bump_version()
             return target
         result = op(target, other)
