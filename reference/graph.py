@@ -56,6 +56,7 @@ class Node:
         "__dict__",  # per-operation context (ctx.dim, ctx.keepdim, ...)
         "__weakref__",
     )
+
     def __init__(self, kind, inputs):
         self.kind = kind
         # One (node, 0) edge per input, and one bool per input in needs_input_grad (does it
@@ -66,7 +67,7 @@ class Node:
             node = t.grad_fn
             if node is None and t._requires_grad:
                 node = t._grad_accumulator()
-            self.next_functions = ((node, 0),)
+            self.next_functions = (_NO_EDGE if node is None else (node, 0),)
             self.needs_input_grad = _NEEDS_ONE[node is not None]
             self.input_shapes = (t._data.shape,)
             self.input_dtypes = (t._data.dtype,)
@@ -77,7 +78,10 @@ class Node:
                 node_a = a._grad_accumulator()
             if node_b is None and b._requires_grad:
                 node_b = b._grad_accumulator()
-            self.next_functions = ((node_a, 0), (node_b, 0))
+            self.next_functions = (
+                _NO_EDGE if node_a is None else (node_a, 0),
+                _NO_EDGE if node_b is None else (node_b, 0),
+            )
             self.needs_input_grad = _NEEDS_TWO[node_a is not None][node_b is not None]
             self.input_shapes = (a._data.shape, b._data.shape)
             self.input_dtypes = (a._data.dtype, b._data.dtype)
@@ -202,6 +206,7 @@ class Node:
         return grad.to(dtype=dtype)
 
 
+_NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (a constant), made once
 # needs_input_grad for one and for two inputs, made once: a node only picks one.
 _NEEDS_ONE = {False: (False,), True: (True,)}
 _NEEDS_TWO = {

@@ -49,8 +49,10 @@ class SavedTensors:
             # node -> output -> node would keep both alive.
             tensors = tuple([t.detach() if out else t for t, out in zip(tensors, outputs)])
         self._tensors = tensors
-        self._versions = versions
-        self._outputs = outputs
+        # Kept as tuples: the cycle collector stops tracking a tuple of numbers, and a big
+        # graph holds one pair per node.
+        self._versions = tuple(versions)
+        self._outputs = tuple(outputs)
 
     def unpack(self):
         if self._released:
