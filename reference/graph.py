@@ -214,6 +214,7 @@ _NEEDS_TWO = {
     True: {False: (True, False), True: (True, True)},
 }
 
+
 def _not_a_tensor(grad, producer, index):
     raise TypeError(
         f"{producer} returned a {type(grad).__module__}.{type(grad).__name__} at index "
