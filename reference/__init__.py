@@ -39,6 +39,7 @@ from .ops import (
     sqrt,
     sum,
     tanh,
+    where,
 )
 from .tensor import Tensor
 

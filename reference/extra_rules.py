@@ -1,5 +1,6 @@
 """Backward rules of the operations no kata asks for. They go through the seam like the
 others, so the whole engine stays differentiable to any order."""
+from .ops import where
 from .pieces import active
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "softmax_backward",
     "log_softmax_backward",
     "index_put_backward",
+    "where_backward",
 ]
 
 
@@ -50,6 +52,14 @@ def log_softmax_backward(ctx, grad):
     # out = x - logsumexp(x): d/dx = grad - softmax(x) * sum(grad) along dim
     (out,) = ctx.saved_tensors
     return (grad - out.exp() * grad.sum(dim=ctx.dim, keepdim=True),)
+
+
+def where_backward(ctx, grad):
+    # out = where(condition, a, b): each element came from a or from b, and its gradient goes
+    # back to that one; the other gets 0 there
+    grad_a = where(ctx.condition, grad, 0.0) if ctx.needs_input_grad[0] else None
+    grad_b = where(ctx.condition, 0.0, grad) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b
 
 
 def index_put_backward(ctx, grad):

@@ -266,6 +266,28 @@ def compare(ufunc, a, b):
     return Tensor(ufunc(a._data, b._data), device=a._device)
 
 
+WhereBackward0 = NodeKind("WhereBackward0", "where_backward", reduce_broadcast=True)
+
+
+def where(condition, a, b):
+    """a where `condition` (a bool tensor) holds, b elsewhere, the three broadcast together,
+    as torch.where. The condition gets no gradient."""
+    a, b = operands("where", a, b)
+    if not isinstance(condition, Tensor):
+        condition = Tensor(np.asarray(condition))
+    if condition._device is not a._device:
+        active.check_same_device("where", condition, a)
+    data = np.where(condition._data, a._data, b._data)
+    if a._data.dtype != b._data.dtype:  # torch's promotion, as in binary()
+        dtype = result_dtype(a, b)
+        if dtype is not None and data.dtype != dtype:
+            data = data.astype(dtype)
+    out, ctx = record(WhereBackward0, data, (a, b))
+    if ctx:
+        ctx.condition = condition
+    return out
+
+
 # --- reductions: rules in shapes.py -----------------------------------------------------------
 
 

@@ -59,8 +59,11 @@ def neg_backward(ctx, grad):
 def pow_backward(ctx, grad):
     # out = base ** exponent: d/dbase = exponent * base^(exponent-1), d/dexponent = out * ln(base)
     base, exponent, out = ctx.saved_tensors
-    grad_base = grad * exponent * base ** (exponent - 1) if ctx.needs_input_grad[0] else None
-    grad_exponent = None
+    grad_base = grad_exponent = None
+    if ctx.needs_input_grad[0]:
+        # Where the exponent is 0, out = 1 whatever the base, so d/dbase = 0; the formula
+        # would give 0 * 0 ** -1 = nan at base 0. torch picks 0 there the same way.
+        grad_base = (grad * exponent * base ** (exponent - 1)).where(exponent != 0, 0.0)
     if ctx.needs_input_grad[1]:
         # 0 ** e has no logarithm; torch takes that gradient as 0, and so does ln(0 + 1).
         grad_exponent = grad * out * (base + (base == 0)).log()

@@ -30,6 +30,19 @@ def canonical_device(device):
         _devices[key] = Device(device.type, device.index)
     return _devices[key]
 
+
+# How torch names a dtype in the message for a .grad of the wrong dtype: the gradient's as
+# C++ spells its type, the tensor's as torch's scalar type.
+_GRAD_DTYPE_NAMES = {
+    "float64": ("double", "Double"),
+    "float32": ("float", "Float"),
+    "float16": ("c10::Half", "Half"),
+    "int64": ("long int", "Long"),
+    "int32": ("int", "Int"),
+    "bool": ("bool", "Bool"),
+}
+
+
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -163,9 +176,14 @@ class Tensor:
                 "the same size"
             )
         if value._data.dtype != self._data.dtype:
+            # torch's words and type names; its advice about setting grad_dtype is left out
+            # (a torch feature this engine does not have).
+            given = _GRAD_DTYPE_NAMES.get(value.dtype.name, (value.dtype.name,))[0]
+            expected = _GRAD_DTYPE_NAMES.get(self.dtype.name, (None, self.dtype.name))[1]
             raise RuntimeError(
-                f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
-                f"grad_dtype '{self.dtype}'. The gradient must match the tensor's grad_dtype"
+                f"attempting to assign a gradient with dtype '{given}' to a tensor with "
+                f"grad_dtype '{expected}'. The gradient must match the tensor's grad_dtype "
+                "(defaults to the tensor's dtype)."
             )
         if value._device is not self._device and value._device != self._device:
             raise RuntimeError("assigned grad has data located on a different device")
@@ -401,6 +419,10 @@ class Tensor:
 
     def abs(self):
         return ops.abs(self)
+
+    def where(self, condition, other):
+        """self where `condition` holds, `other` elsewhere (torch's Tensor.where)."""
+        return ops.where(condition, self, other)
 
     def sign(self):
         return ops.sign(self)

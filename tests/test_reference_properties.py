@@ -100,9 +100,6 @@ def binary_cases(draw, name, side):
             b = away_from_zero(b)
         if name == "pow":
             a = positive(a)  # a real logarithm for the exponent's gradient
-            # torch masks d(base) with where(exponent == 0, 0, ...), which also zeroes that
-            # term's derivative at exponent 0 exactly (see the xfail example below)
-            b = np.where(b == 0, 0.5, b)
         return Case(f"{name}: tensor, tensor", lambda lib, x, y: op(x, y), [a, b])
     a = draw(values(draw(SHAPES)))
     if side == "scalar right":
@@ -294,6 +291,24 @@ def softmax_cases(draw, name):
     return Case(f"log_softmax({dim})", lambda lib, x: x.log_softmax(dim=dim), [a])
 
 
+@st.composite
+def where_cases(draw, form):
+    """where(mask, a, b) with a mask, a and b broadcast together; b a number; the method."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, max_side=3))
+    mask_shape, a_shape, b_shape = shapes.input_shapes
+    mask = draw(hnp.arrays(np.bool_, mask_shape))
+    a, b = draw(values(a_shape)), draw(values(b_shape))
+    if form == "tensors":
+        return Case("where(mask, a, b)", lambda lib, x, y: lib.where(lib.tensor(mask), x, y), [a, b])
+    if form == "number":
+        number = draw(st.floats(-3, 3))
+        return Case(f"where(mask, a, {number!r})", lambda lib, x: lib.where(lib.tensor(mask), x, number), [a])
+    if form == "method":
+        return Case("a.where(mask, b)", lambda lib, x, y: x.where(lib.tensor(mask), y), [a, b])
+    # the mask made from the inputs themselves: the larger of a and b, elementwise
+    return Case("where(a > b, a, b)", lambda lib, x, y: lib.where(x > y, x, y), [a, b])
+
+
 MATMUL_KINDS = [
     ("1-D", "1-D"), ("2-D", "1-D"), ("1-D", "2-D"), ("2-D", "2-D"), ("batched", "batched"),
     ("batched", "1-D"), ("1-D", "batched"), ("batched", "2-D"), ("2-D", "batched"),
@@ -310,6 +325,7 @@ CASES = {
     **{f"matmul {a} @ {b}": matmul_cases(a, b) for a, b in MATMUL_KINDS},
     **{f"index {kind}": index_cases(kind) for kind in ("int", "slice", "array", "list", "pair")},
     **{name: softmax_cases(name) for name in ("softmax", "log_softmax")},
+    **{f"where {form}": where_cases(form) for form in ("tensors", "number", "method", "a > b")},
 }
 
 
@@ -515,13 +531,9 @@ def test_first_derivative_of_piecewise_linear_op_requires_grad_like_torch(name):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="second derivative of base ** exponent at exponent == 0 exactly: torch's rule "
-    "where(exponent == 0, 0, grad * exponent * base ** (exponent - 1)) has a zero derivative "
-    "in the exponent there; the reference gives the mathematical value (1 / base)",
-)
 def test_pow_second_derivative_at_zero_exponent_equals_torch():
+    """At exponent 0 exactly, torch's rule where(exponent == 0, 0, ...) has a zero derivative
+    in the exponent (not the mathematical 1 / base); so has the reference's."""
     compare_second_derivatives(
         lambda lib, a, b: a**b, [np.array(0.25), np.array(0.0)], np.random.default_rng(0), square=True
     )
@@ -529,9 +541,9 @@ def test_pow_second_derivative_at_zero_exponent_equals_torch():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="x ** 0 with create_graph: torch's first derivative (zeros, from its "
-    "where(exponent == 0, 0, ...)) does not require grad; the reference's (0 * x ** -1) "
-    "does, so the second pass differs (None-ness and requires_grad)",
+    reason="x ** 0 with create_graph: torch's PowBackward0 returns plain zeros for a number "
+    "exponent 0, with no graph; the reference's first derivative is where(exponent != 0, ..., 0), "
+    "which keeps one, so the second pass differs (None-ness and requires_grad)",
 )
 def test_pow_zero_scalar_exponent_second_derivative_equals_torch():
     compare_second_derivatives(
