@@ -79,7 +79,8 @@ def _rotate(items, by):
 
 def measure(rounds=7, mlp_reps=30, tiny_reps=10, deep_rounds=3, warmup=3, log=print):
     """Every sample, keyed "mlp/<library>", "tiny/<library>", "deep/build", "deep/backward",
-    "deep/release"; errors (a workload that raised) under "errors"."""
+    "deep/release"; under "round_medians" the median of each block, one per round, by the same
+    keys; errors (a workload that raised) under "errors"."""
     samples = {}
     round_medians = {}  # "mlp/<library>" -> the median of its block in each round
     errors = {}

@@ -64,20 +64,14 @@ class Node:
         # this runs for every recorded operation.
         if len(inputs) == 1:
             (t,) = inputs
-            node = t.grad_fn
-            if node is None and t._requires_grad:
-                node = t._grad_accumulator()
+            node = gradient_node(t)
             self.next_functions = (_NO_EDGE if node is None else (node, 0),)
             self.needs_input_grad = _NEEDS_ONE[node is not None]
             self.input_shapes = (t._data.shape,)
             self.input_dtypes = (t._data.dtype,)
         else:
             a, b = inputs
-            node_a, node_b = a.grad_fn, b.grad_fn
-            if node_a is None and a._requires_grad:
-                node_a = a._grad_accumulator()
-            if node_b is None and b._requires_grad:
-                node_b = b._grad_accumulator()
+            node_a, node_b = gradient_node(a), gradient_node(b)
             self.next_functions = (
                 _NO_EDGE if node_a is None else (node_a, 0),
                 _NO_EDGE if node_b is None else (node_b, 0),

@@ -277,11 +277,9 @@ def where(condition, a, b):
         condition = Tensor(np.asarray(condition))
     if condition._device is not a._device:
         active.check_same_device("where", condition, a)
-    data = np.where(condition._data, a._data, b._data)
-    if a._data.dtype != b._data.dtype:  # torch's promotion, as in binary()
-        dtype = result_dtype(a, b)
-        if dtype is not None and data.dtype != dtype:
-            data = data.astype(dtype)
+    # With the mask fixed, where is a binary operation of a and b: torch's dtype promotion
+    # comes from binary() as for + and *.
+    data = binary(lambda a_data, b_data: np.where(condition._data, a_data, b_data), a, b)
     out, ctx = record(WhereBackward0, data, (a, b))
     if ctx:
         ctx.condition = condition

@@ -178,8 +178,8 @@ class Tensor:
         if value._data.dtype != self._data.dtype:
             # torch's words and type names; its advice about setting grad_dtype is left out
             # (a torch feature this engine does not have).
-            given = _GRAD_DTYPE_NAMES.get(value.dtype.name, (value.dtype.name,))[0]
-            expected = _GRAD_DTYPE_NAMES.get(self.dtype.name, (None, self.dtype.name))[1]
+            given, _ = _GRAD_DTYPE_NAMES.get(value.dtype.name, (value.dtype.name,) * 2)
+            _, expected = _GRAD_DTYPE_NAMES.get(self.dtype.name, (self.dtype.name,) * 2)
             raise RuntimeError(
                 f"attempting to assign a gradient with dtype '{given}' to a tensor with "
                 f"grad_dtype '{expected}'. The gradient must match the tensor's grad_dtype "
