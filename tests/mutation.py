@@ -1,0 +1,57 @@
+"""The kit's mutation suite: plant one plausible learner mistake in a correct solution and
+check that the kata does not come out done, with a message that names the mistake.
+
+A mutant is a small source edit of a correct learner file (the reference piece as a learner
+writes it, or another correct variant): replace `old` (which must occur exactly once) by
+`new`. Adding one is a line in a kata's MUTANTS table:
+
+    Mutant("forgets to unbroadcast the second input", "return a, b", "return a, grad",
+           expect="AddBackward0"),
+
+Write mutants from the kata's contract (its stub docstrings and its lesson), not from its
+tests: a mutant that no test kills is a sentence of the contract that nothing grades.
+
+A planted run stops at the first failure (`-x`): the kata is then not done, which is all a
+mutant must show, and the run stays short.
+"""
+from dataclasses import dataclass
+
+from kit import kata_row, write_learner_file
+
+# The options of every planted run: file order, stop at the first failure, no speed tests
+# (they wait for the correctness tests, and a mutant never gets that far).
+PLANTED_RUN = ("-p", "no:randomly", "-x", "-k", "not speed")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # the mistake, in a learner's words: "forgets the chain rule in exp"
+    old: str  # text of the correct source ...
+    new: str  # ... replaced by this
+    expect: str = ""  # a phrase the run's output must show: the message that names it
+
+    def __str__(self):  # the test id
+        return self.name.replace(" ", "-")
+
+
+def mutate(source, mutant):
+    """`source` with the mutant's edit; fails loudly when the edit no longer applies."""
+    count = source.count(mutant.old)
+    assert count == 1, f"mutant {mutant.name!r}: {mutant.old!r} occurs {count} times in the source"
+    return source.replace(mutant.old, mutant.new)
+
+
+def plant_and_grade(checkout, kata, filename, source, *options):
+    """Write `source` as the learner's file of `kata` and grade that kata; the run's result."""
+    write_learner_file(checkout, kata, filename, source)
+    return checkout.runpytest(*PLANTED_RUN, *options)
+
+
+def assert_killed(result, kata, mutant):
+    """The kata is not done, and the output names the mistake when the mutant says how."""
+    __tracebackhide__ = True
+    out = result.stdout.str()
+    assert result.ret != 0, f"mutant {mutant.name!r} survived (exit 0):\n{out}"
+    assert kata_row(result, kata)[1] != "done", f"mutant {mutant.name!r} survived:\n{out}"
+    if mutant.expect:
+        assert mutant.expect in out, f"mutant {mutant.name!r}: {mutant.expect!r} not shown:\n{out}"
