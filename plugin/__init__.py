@@ -42,15 +42,18 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
+    from . import runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .manifest import use_root
 
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
+    runaway.forget()
     pieces.restore_reference()
     apply_cuda_option(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
+    config.pluginmanager.register(runaway, "autograd-katas-runaway")
     _load_hypothesis_profile(config)
 
 

@@ -16,6 +16,7 @@ from reference import pieces as seam
 
 from . import outcomes
 from .manifest import ALL_KATAS, find_kata, katas
+from .runaway import RanAway
 
 SOLUTIONS = ("learner", "reference")
 
@@ -49,6 +50,9 @@ def _import(kata):
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
+    except RanAway as exc:  # an endless loop at import: one time limit for the kata, not one per test
+        del sys.modules[module_name]
+        return LearnerFileError(f"katas/{kata.slug}/{kata.learner_file} could not be imported: {exc}")
     except Exception as exc:  # any error in a learner's file is that kata's failure
         del sys.modules[module_name]
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""

@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, outcomes
+from . import integrity, outcomes, runaway
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -111,7 +111,13 @@ class Grading:
             report.longrepr = (str(item.path), item.location[1] or 0, reason)
             if isinstance(call.excinfo.value, outcomes.KataBlocked):
                 report.kata_message = reason  # the table says which katas to finish first
-        elif report.failed:
+            return report
+        if runaway.ran_away(call.excinfo):
+            # A skip-type exception only so that hypothesis stops: the test failed.
+            report.outcome = "failed"
+            report.longrepr = item.repr_failure(call.excinfo)
+            report.kata_message = str(call.excinfo.value)
+        if report.failed:
             report.kata_message = outcomes.verdict(report)
             hint = self.hints.current(kata)
             if hint:

@@ -10,6 +10,7 @@ from pathlib import Path
 from _pytest.outcomes import Skipped
 
 from .manifest import ROOT
+from .runaway import running
 
 TODO = "todo"
 
@@ -42,12 +43,15 @@ def raised_in(exc, paths):
 
 
 def guard(name, piece, learner_paths):
-    """Wrap a learner's function so that reaching its stub raises StubReached."""
+    """Wrap a learner's function so that reaching its stub raises StubReached, and a piece
+    that ran away earlier in the run fails at once (see runaway.py)."""
+    key = (getattr(getattr(piece, "__code__", None), "co_filename", ""), name)
 
     @functools.wraps(piece)
     def guarded(*args, **kwargs):
         try:
-            return piece(*args, **kwargs)
+            with running(key):
+                return piece(*args, **kwargs)
         except NotImplementedError as exc:
             if raised_in(exc, learner_paths):
                 raise StubReached(f"reached the stub of {name}: not written yet") from exc
