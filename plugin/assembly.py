@@ -16,7 +16,7 @@ from reference import pieces as seam
 
 from . import outcomes
 from .manifest import ALL_KATAS, find_kata, katas
-from .runaway import RanAway
+from .runaway import RanAway, guard_methods
 
 SOLUTIONS = ("learner", "reference")
 
@@ -100,8 +100,11 @@ def pieces_for(kata, solution, guarded=True):
 
 def _guarded(name, piece, paths):
     """A learner's function wrapped so that its stub is a to-do (see outcomes.guard). Classes
-    (SavedTensors, Device) stay as they are: the engine instantiates and type-checks them."""
-    if callable(piece) and not isinstance(piece, type):
+    (SavedTensors, Device) stay the same objects, as the engine instantiates and type-checks
+    them; only their methods get the breaker of a runaway piece (see runaway.py)."""
+    if isinstance(piece, type):
+        return guard_methods(piece, paths)
+    if callable(piece):
         return outcomes.guard(name, piece, paths)
     return piece
 

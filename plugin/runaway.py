@@ -11,9 +11,11 @@ A breaker per piece: the piece that was running when the time ran out is remembe
 later calls into it in the same run fail at once with the same sentence instead of each
 waiting for the time limit again.
 """
+import functools
 import signal
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,29 @@ class running:
         if _running and _running[-1] == self.key:
             _running.pop()
         return False
+
+
+def guard_methods(cls, learner_paths):
+    """The breaker for a learner's class (SavedTensors, Device): each method written in a
+    learner file is wrapped in place, once, so that a method that ran away fails at once
+    afterwards. The class itself stays the same object (the engine type-checks it)."""
+    for name, method in list(vars(cls).items()):
+        if not isinstance(method, types.FunctionType) or getattr(method, "_kata_breaker", False):
+            continue
+        if Path(method.__code__.co_filename).resolve() not in learner_paths:
+            continue
+        setattr(cls, name, _with_breaker(method, (method.__code__.co_filename, f"{cls.__name__}.{name}")))
+    return cls
+
+
+def _with_breaker(method, key):
+    @functools.wraps(method)
+    def method_with_breaker(*args, **kwargs):
+        with running(key):
+            return method(*args, **kwargs)
+
+    method_with_breaker._kata_breaker = True
+    return method_with_breaker
 
 
 # --- the timer -------------------------------------------------------------------------------
@@ -131,7 +156,7 @@ class _Timer:
         sentence = f"timed out after {self.timeout:g} s{where}: does it loop forever?"
         if piece is not None:
             name = piece[-1]
-            if frame is not None and frame.f_code.co_name != name:
+            if frame is not None and frame.f_code.co_name != name.rsplit(".", 1)[-1]:
                 sentence = sentence.replace(": does", f", called from {name}: does")
             sentence += f" (later calls to {name} in this run fail at once)"
             _tripped[piece] = sentence

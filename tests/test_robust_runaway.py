@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kit import kata_row, make_checkout, reference_source, write_learner_file
+from kit import kata_row, learner_source, make_checkout, reference_source, write_learner_file
 
 LIMIT = 2  # --kata-timeout of the runs below, in seconds
 RUN_LIMIT = 400  # the subprocess's own limit: only reached when the run hangs
@@ -128,3 +128,26 @@ def test_an_endless_loop_at_import_costs_one_time_limit_for_the_kata(pytester):
     assert re.search(r"katas/03_toposort/toposort.py could not be imported: timed out after 1 s "
                      r"at line [34] of the file's top-level code", out), out
     assert len(slow_tests(result, 0.9)) == 1, out  # the first test waits; the rest fail at once
+
+
+def test_a_method_of_a_learner_class_that_loops_forever_waits_once(pytester):
+    # Kata 07's piece is a class: its methods get the breaker too.
+    make_checkout(pytester, katas=["07_retain_graph"])
+    right = "    def unpack(self):\n"
+    source = learner_source("saved")
+    assert right in source
+    write_learner_file(pytester, "07_retain_graph", "saved.py", source.replace(
+        right, right + "        while self is not None:\n            pass\n"))
+    result = pytester.runpytest_subprocess(
+        "--kata-timeout", "1", "-p", "no:randomly", "--durations=0", "--durations-min=0.9",
+        timeout=RUN_LIMIT,
+    )
+    out = result.stdout.str()
+    failed = failed_ids(result)
+    assert len(failed) > 5, out
+    assert kata_row(result, "07_retain_graph")[1] == "in progress"
+    assert re.search(r"timed out after 1 s in unpack \(katas/07_retain_graph/saved.py, line \d+\), "
+                     r"called from SavedTensors.unpack", out) is None, out
+    assert re.search(r"timed out after 1 s in unpack \(katas/07_retain_graph/saved.py, line \d+\): "
+                     r"does it loop forever\? \(later calls to SavedTensors.unpack in this run fail at once\)", out), out
+    assert len([t for t in slow_tests(result, 0.9) if t in failed]) == 1, out
