@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, outcomes, runaway
+from . import integrity, learner_output, outcomes, runaway
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -101,6 +101,7 @@ class Grading:
             return report
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
+        learner_output.cut_sections(report)
         if call.when == "call":
             for key, value in item.stash.get(SPEED_KEY, {}).items():
                 setattr(report, key, value)
@@ -215,10 +216,12 @@ class Grading:
 
     def _shorten_failures(self, tr):
         failed = tr.stats.get("failed", [])
-        if not failed:
-            return
         order = {k.slug: k.number for k in katas()}
         failed.sort(key=lambda r: (order.get(getattr(r, "kata", None), 0), r.location[0], r.location[1] or 0))
+        # A learner's printed output: once per kata (pytest prints errors, then failures).
+        learner_output.once_per_kata(tr.stats.get("error", []) + failed)
+        if not failed:
+            return
         if self.config.getoption("verbose") > 0:
             return
         seen = set()
