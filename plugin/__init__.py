@@ -42,7 +42,7 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import runaway
+    from . import interrupts, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .manifest import use_root
@@ -54,6 +54,8 @@ def pytest_configure(config):
     apply_cuda_option(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
+    config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
+    interrupts.install()
     _load_hypothesis_profile(config)
 
 
@@ -61,8 +63,10 @@ def pytest_unconfigure(config):
     # A run inside another (the kit's own pytester tests) leaves the outer one as it was.
     from reference import pieces
 
+    from . import interrupts
     from .manifest import use_root
 
+    interrupts.uninstall()
     if _PREVIOUS_ROOT in config.stash:
         use_root(config.stash[_PREVIOUS_ROOT])
     pieces.restore_reference()

@@ -14,7 +14,7 @@ import sys
 import reference
 from reference import pieces as seam
 
-from . import outcomes
+from . import interrupts, outcomes
 from .manifest import ALL_KATAS, find_kata, katas
 from .runaway import RanAway, guard_methods
 
@@ -53,7 +53,15 @@ def _import(kata):
     except RanAway as exc:  # an endless loop at import: one time limit for the kata, not one per test
         del sys.modules[module_name]
         return LearnerFileError(f"katas/{kata.slug}/{kata.learner_file} could not be imported: {exc}")
-    except Exception as exc:  # any error in a learner's file is that kata's failure
+    except KeyboardInterrupt as exc:
+        del sys.modules[module_name]
+        if interrupts.pressed():
+            raise  # a real Ctrl-C stops the run
+        return LearnerFileError(
+            f"katas/{kata.slug}/{kata.learner_file} could not be imported: "
+            f"{interrupts.as_failure(exc, learner_file_paths())}"
+        )
+    except (Exception, SystemExit) as exc:  # any error in a learner's file is that kata's failure
         del sys.modules[module_name]
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         return LearnerFileError(

@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, learner_output, outcomes, runaway
+from . import integrity, interrupts, learner_output, outcomes, runaway
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -117,6 +117,8 @@ class Grading:
             # A skip-type exception only so that hypothesis stops: the test failed.
             report.outcome = "failed"
             report.longrepr = item.repr_failure(call.excinfo)
+            report.kata_message = str(call.excinfo.value)
+        elif call.excinfo is not None and call.excinfo.errisinstance(interrupts.RaisedInterrupt):
             report.kata_message = str(call.excinfo.value)
         if report.failed:
             report.kata_message = outcomes.verdict(report)

@@ -1,6 +1,10 @@
 """Learner code that disturbs the rest of the run (issue 13, section 5): floods of output,
 patches of the engine or numpy, KeyboardInterrupt raised by a piece."""
-from kit import kata_row, make_checkout, write_learner_file
+import re
+
+import pytest
+
+from kit import kata_row, make_checkout, reference_source, write_learner_file
 
 # Prints 200,000 characters on every call, and gets every graph wrong.
 CHATTY_TOPOSORT = '''
@@ -21,3 +25,51 @@ def test_a_learners_output_is_shown_once_per_kata_and_cut(pytester):
     assert out.count("characters cut here: the kit shows a few KB of a learner's output") == 1
     assert out.count("spam") < 2000  # a few KB of it, not 200,000 characters per test
     assert len(out) < 100_000
+
+
+# --- KeyboardInterrupt ------------------------------------------------------------------------
+
+def rules_with_neg(body):
+    """The reference's rules with neg_backward's body replaced."""
+    source = reference_source("rules")
+    right = "def neg_backward(ctx, grad):\n"
+    assert right in source
+    return source.replace(right, right + body)
+
+
+def test_a_keyboardinterrupt_raised_by_a_piece_fails_that_test_only(pytester):
+    make_checkout(pytester, katas=["01_elementwise_rules", "04_accumulation"])
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py",
+                       rules_with_neg("    raise KeyboardInterrupt\n"))
+    result = pytester.runpytest("-p", "no:randomly", no_reraise_ctrlc=True)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert "Interrupted" not in out and "KeyboardInterrupt" in out
+    tests, status = kata_row(result, "01_elementwise_rules")
+    passed, total = map(int, tests.split("/"))
+    assert status == "in progress" and total > 30 and passed >= total - 3, tests  # the other rules graded
+    assert re.search(r"raised KeyboardInterrupt in neg_backward \(katas/01_elementwise_rules/rules.py, "
+                     r"line \d+\): that stops pytest itself", out), out
+    tests, status = kata_row(result, "04_accumulation")  # the kata after it is graded too
+    assert tests != "not run" and status == "not started"
+
+
+def test_a_keyboardinterrupt_raised_at_import_fails_that_kata_only(pytester):
+    make_checkout(pytester, katas=["03_toposort", "04_accumulation"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", "raise KeyboardInterrupt\n")
+    result = pytester.runpytest("-p", "no:randomly", no_reraise_ctrlc=True)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert kata_row(result, "03_toposort") == ("0/10", "in progress")
+    assert "katas/03_toposort/toposort.py could not be imported: raised KeyboardInterrupt" in out
+    assert kata_row(result, "04_accumulation")[0] != "not run"
+
+
+def test_a_real_ctrl_c_still_stops_the_run(pytester):
+    # A SIGINT, as the terminal sends on Ctrl-C, arrives while a piece runs.
+    make_checkout(pytester, katas=["01_elementwise_rules", "04_accumulation"])
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", rules_with_neg(
+        "    import os, signal\n    os.kill(os.getpid(), signal.SIGINT)\n"))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=300)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    assert kata_row(result, "04_accumulation")[0] == "not run"
