@@ -42,7 +42,7 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import interrupts, runaway
+    from . import interrupts, patches, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .manifest import use_root
@@ -50,6 +50,7 @@ def pytest_configure(config):
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     runaway.forget()
+    patches.forget()
     pieces.restore_reference()
     apply_cuda_option(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")

@@ -14,7 +14,7 @@ import sys
 import reference
 from reference import pieces as seam
 
-from . import interrupts, outcomes
+from . import interrupts, outcomes, patches
 from .manifest import ALL_KATAS, find_kata, katas
 from .runaway import RanAway, guard_methods
 
@@ -48,6 +48,7 @@ def _import(kata):
     spec = importlib.util.spec_from_file_location(module_name, kata.path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    before = patches.snapshot()
     try:
         spec.loader.exec_module(module)
     except RanAway as exc:  # an endless loop at import: one time limit for the kata, not one per test
@@ -68,6 +69,11 @@ def _import(kata):
             f"katas/{kata.slug}/{kata.learner_file} could not be imported{where}: "
             f"{type(exc).__name__}: {exc}"
         )
+    finally:
+        # Whatever the file patched outside itself is put back, and flagged.
+        changed, stuck = patches.undo(before)
+        if changed:
+            patches.record(kata, changed, stuck)
     return module
 
 

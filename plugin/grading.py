@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, interrupts, learner_output, outcomes, runaway
+from . import integrity, interrupts, learner_output, outcomes, patches, runaway
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -102,6 +102,9 @@ class Grading:
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
         learner_output.cut_sections(report)
+        patched = patches.found()
+        if patched:  # travels with the report (the file was imported where the test ran)
+            report.kata_patches = patched
         if call.when == "call":
             for key, value in item.stash.get(SPEED_KEY, {}).items():
                 setattr(report, key, value)
@@ -142,6 +145,9 @@ class Grading:
             kata = find_kata(slug)
             if kata is not None and self.config.getoption("solution") == "learner":
                 result.flags = integrity.flags(kata, self.shipped)
+        for flag in getattr(report, "kata_patches", {}).get(slug, []):
+            if flag not in result.flags:
+                result.flags.append(flag)
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)

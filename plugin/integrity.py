@@ -31,6 +31,7 @@ SHIPPED = PLUGIN_DIR / "shipped.json"
 STUBS_DIR = PLUGIN_DIR / "stubs"
 IMPORT_ADVICE = "the kata counts once it uses the engine's API (from plugin import engine as ag)"
 TESTS_ADVICE = "the kata counts once its test files are the shipped ones"
+PATCH_ADVICE = "the kata counts once its file changes nothing outside itself"
 
 
 # --- the learner's imports ------------------------------------------------------------------
@@ -109,4 +110,6 @@ def stub_copy(kata):
 
 
 def advice(flag):
+    if " patches " in flag:  # see patches.py
+        return PATCH_ADVICE
     return TESTS_ADVICE if flag.startswith("test files") else IMPORT_ADVICE

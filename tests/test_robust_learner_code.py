@@ -1,10 +1,12 @@
 """Learner code that disturbs the rest of the run (issue 13, section 5): floods of output,
 patches of the engine or numpy, KeyboardInterrupt raised by a piece."""
+import json
 import re
 
 import pytest
 
-from kit import kata_row, make_checkout, reference_source, write_learner_file
+from kit import kata_row, learner_source, make_checkout, reference_source, write_learner_file
+from test_plugin import KAHN
 
 # Prints 200,000 characters on every call, and gets every graph wrong.
 CHATTY_TOPOSORT = '''
@@ -73,3 +75,33 @@ def test_a_real_ctrl_c_still_stops_the_run(pytester):
     result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=300)
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
     assert kata_row(result, "04_accumulation")[0] == "not run"
+
+
+# --- learner files that patch the engine or numpy ------------------------------------------------
+
+PATCHING_TOPOSORT = KAHN + '''
+
+import numpy
+from plugin import engine as ag
+
+numpy.add = numpy.subtract  # a "quick experiment" left in the file
+ag.Tensor.backward = lambda self, *args, **kwargs: None
+'''
+
+
+def test_a_file_that_patches_the_engine_is_named_and_the_other_katas_grade_right(pytester):
+    make_checkout(pytester, katas=["03_toposort", "04_accumulation", "05_seeding"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", PATCHING_TOPOSORT)
+    write_learner_file(pytester, "04_accumulation", "accumulate.py", learner_source("accumulate"))
+    write_learner_file(pytester, "05_seeding", "seeding.py", learner_source("seeding"))
+    result = pytester.runpytest("-p", "no:randomly", "--kata-report", "r.json")
+    out = result.stdout.str()
+    assert kata_row(result, "04_accumulation")[1] == "done", out
+    assert kata_row(result, "05_seeding")[1] == "done", out
+    # Kata 03 is right, but flagged: its file patched numpy and the engine, named here.
+    assert kata_row(result, "03_toposort")[1] == "in progress"
+    assert ("flagged: toposort.py patches Tensor.backward, numpy.add when imported (put back, so that "
+            "every kata runs on the real ones); the kata counts once its file changes nothing outside itself") in out
+    report = json.loads((pytester.path / "r.json").read_text())
+    flags = next(k["flags"] for k in report["katas"] if k["kata"] == "03_toposort")
+    assert any("patches Tensor.backward, numpy.add" in f for f in flags), flags
