@@ -15,6 +15,10 @@ Registered by the root conftest.py. Its parts, one idea per module:
     options.py     command-line options
     hints.py       progressive hints, remembered in pytest's cache
     integrity.py   flags: forbidden imports, test files changed from the shipped ones
+    runaway.py     the time limit of a kata test (also under hypothesis), a breaker per piece
+    interrupts.py  a KeyboardInterrupt raised by learner code fails its test; Ctrl-C stops the run
+    learner_output.py  a learner's printed output: once per kata, cut to a few KB
+    patches.py     learner files that patch the engine, numpy or torch: flagged and put back
     report.py      the JSON report of a run (--kata-report)
 
 Commands (python -m plugin.NAME): scoreboard (merge reports into a class table), reset
