@@ -16,7 +16,7 @@ class RaisedInterrupt(Exception):
     """A learner's code raised KeyboardInterrupt (no Ctrl-C was pressed)."""
 
 
-_state = {"sigint": False, "previous": None}
+_state = {"sigint": False, "previous": None, "depth": 0}  # depth: runs inside runs (pytester)
 
 
 def _on_sigint(signum, frame):
@@ -33,19 +33,23 @@ def install():
     _state["sigint"] = False
     if threading.current_thread() is not threading.main_thread():
         return
+    _state["depth"] += 1
+    if _state["depth"] > 1:
+        return  # a run inside a run (the kit's own tests): the outer one installed it
     previous = signal.getsignal(signal.SIGINT)
-    if previous is _on_sigint or not callable(previous):
-        return  # already installed, or SIGINT ignored / left to the system
-    _state["previous"] = previous
-    signal.signal(signal.SIGINT, _on_sigint)
+    if callable(previous) and previous is not _on_sigint:
+        _state["previous"] = previous
+        signal.signal(signal.SIGINT, _on_sigint)
 
 
 def uninstall():
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or _state["depth"] == 0:
         return
-    if signal.getsignal(signal.SIGINT) is _on_sigint and _state["previous"] is not None:
-        signal.signal(signal.SIGINT, _state["previous"])
-    _state["previous"] = None
+    _state["depth"] -= 1
+    if _state["depth"] == 0 and _state["previous"] is not None:
+        if signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, _state["previous"])
+        _state["previous"] = None
 
 
 def pressed():

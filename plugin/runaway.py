@@ -29,35 +29,32 @@ class RanAway(Skipped):
 
 # --- the breaker: pieces that ran away in this process ------------------------------------------
 
-_tripped = {}  # piece key -> the sentence its runaway call got
-_running = []  # keys of the learner pieces running now, innermost last
+TRIPPED = {}  # piece key -> the sentence its runaway call got
+RUNNING = []  # keys of the learner pieces running now, innermost last
 
 
 def forget():
     """A new run (or a new checkout in the kit's own tests) starts with no piece tripped."""
-    _tripped.clear()
-    _running.clear()
+    TRIPPED.clear()
+    RUNNING.clear()
 
 
-class running:
-    """`with running(key):` around a call into a learner's piece: refuses at once a piece
-    that ran away before, and tells the timer which piece is running."""
+def with_breaker(function, key):
+    """`function` (a learner's piece or method) refusing at once when it ran away before,
+    and telling the timer that it runs. Kept cheap: rules run once per node."""
 
-    __slots__ = ("key",)
+    @functools.wraps(function)
+    def breaker(*args, **kwargs):
+        if key in TRIPPED:
+            raise RanAway(TRIPPED[key])
+        RUNNING.append(key)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            RUNNING.pop()
 
-    def __init__(self, key):
-        self.key = key
-
-    def __enter__(self):
-        sentence = _tripped.get(self.key)
-        if sentence is not None:
-            raise RanAway(sentence)
-        _running.append(self.key)
-
-    def __exit__(self, *exc):
-        if _running and _running[-1] == self.key:
-            _running.pop()
-        return False
+    breaker._kata_breaker = True
+    return breaker
 
 
 def guard_methods(cls, learner_paths):
@@ -69,18 +66,8 @@ def guard_methods(cls, learner_paths):
             continue
         if Path(method.__code__.co_filename).resolve() not in learner_paths:
             continue
-        setattr(cls, name, _with_breaker(method, (method.__code__.co_filename, f"{cls.__name__}.{name}")))
+        setattr(cls, name, with_breaker(method, (method.__code__.co_filename, f"{cls.__name__}.{name}")))
     return cls
-
-
-def _with_breaker(method, key):
-    @functools.wraps(method)
-    def method_with_breaker(*args, **kwargs):
-        with running(key):
-            return method(*args, **kwargs)
-
-    method_with_breaker._kata_breaker = True
-    return method_with_breaker
 
 
 # --- the timer -------------------------------------------------------------------------------
@@ -152,14 +139,14 @@ class _Timer:
             else:
                 place = f"katas/{path.parent.name}/{path.name}, line {frame.f_lineno}"
                 where = f" in {frame.f_code.co_name} ({place})"
-        piece = _running[-1] if _running else None
+        piece = RUNNING[-1] if RUNNING else None
         sentence = f"timed out after {self.timeout:g} s{where}: does it loop forever?"
         if piece is not None:
             name = piece[-1]
             if frame is not None and frame.f_code.co_name != name.rsplit(".", 1)[-1]:
                 sentence = sentence.replace(": does", f", called from {name}: does")
             sentence += f" (later calls to {name} in this run fail at once)"
-            _tripped[piece] = sentence
+            TRIPPED[piece] = sentence
         return sentence
 
 
