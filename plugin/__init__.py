@@ -25,7 +25,7 @@ import pytest
 
 from .assembly import assemble  # noqa: F401
 from .fixtures import _kata_engine, ag, growth, oracle, solution, speed  # noqa: F401
-from .options import apply_cuda_option, pytest_addoption  # noqa: F401
+from .options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
 _PREVIOUS_ROOT = pytest.StashKey()
@@ -50,6 +50,7 @@ def pytest_configure(config):
     forget_learner_modules()
     pieces.restore_reference()
     apply_cuda_option(config)
+    check_report_path(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     _load_hypothesis_profile(config)
 

@@ -7,7 +7,7 @@ from .assembly import KataFunctions, blocked_message, capstone_blockers, engine_
 from .grading import KATA_KEY
 from .oracle import Oracle
 from .outcomes import KataBlocked
-from .results import status_of
+from .results import last_grading
 from .speed import Growth, Speed
 
 
@@ -38,7 +38,7 @@ def _stop_if_blocked(request, kata):
     grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
     results = getattr(grading, "results", {})
     cached = getattr(grading, "cached", {})
-    blockers = capstone_blockers(kata, lambda k: status_of(results, cached, k))
+    blockers = capstone_blockers(kata, lambda k: last_grading(results, cached, k))
     if blockers:
         raise KataBlocked(blocked_message(blockers))
 

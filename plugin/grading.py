@@ -10,6 +10,7 @@ from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas, unknown_kata
+from . import selection
 from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
@@ -29,6 +30,8 @@ class Grading:
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
         self.shipped = integrity.load_shipped()  # hashes of the shipped test files
+        self.collected = {}  # slug -> the kata's items before any deselection
+        self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
 
     # --- collection ----------------------------------------------------------------------
 
@@ -39,6 +42,7 @@ class Grading:
             if kata is not None:
                 item.stash[KATA_KEY] = kata
                 self._mark(item, kata)
+                self.collected.setdefault(kata.slug, []).append(item)
         self._select(config, items)
         items[:] = self._speed_tests_last(items)
         self.grading_katas = any(KATA_KEY in item.stash for item in items)
@@ -50,6 +54,8 @@ class Grading:
         item.add_marker(pytest.mark.xdist_group(kata.slug))
         if not self.config.getoption("fulltrace", False):
             outcomes.hide_machinery(item)
+        if not kata.exists():
+            item.add_marker(pytest.mark.skip(reason=selection.missing_file(kata)))
 
     def _select(self, config, items):
         wanted = config.getoption("kata") or []
@@ -58,7 +64,7 @@ class Grading:
         chosen = set()
         for spec in wanted:
             if spec == "next":
-                kata = next((k for k in katas() if self.cached.get(k.slug) != DONE), None)
+                kata = next((k for k in katas() if status_of({}, self.cached, k) != DONE), None)
             else:
                 kata = find_kata(spec)
             if kata is None and spec != "next":
@@ -73,6 +79,19 @@ class Grading:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+
+    def pytest_collection_finish(self, session):
+        # After every plugin deselected what it would (-k, --deselect, --lf, ...): which
+        # katas run only part of their shipped tests. Each process that collects (each
+        # pytest-xdist worker) finds the same; the reports carry it to the controller.
+        chosen = {}
+        for item in session.items:
+            kata = item.stash.get(KATA_KEY, None)
+            if kata is not None:
+                chosen.setdefault(kata, []).append(item)
+        for kata, items in chosen.items():
+            why = selection.why_partial(kata, self.collected.get(kata.slug, []), items, self.config.args)
+            self.selection[kata.slug] = (why, len(items))
 
     @staticmethod
     def _speed_tests_last(items):
@@ -101,6 +120,7 @@ class Grading:
             return report
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
+        report.kata_selection, report.kata_selected = self.selection.get(kata.slug, ("", 0))
         if call.when == "call":
             for key, value in item.stash.get(SPEED_KEY, {}).items():
                 setattr(report, key, value)
@@ -133,6 +153,8 @@ class Grading:
             kata = find_kata(slug)
             if kata is not None and self.config.getoption("solution") == "learner":
                 result.flags = integrity.flags(kata, self.shipped)
+        result.selection = result.selection or getattr(report, "kata_selection", "")
+        result.selected = max(result.selected, getattr(report, "kata_selected", 0))
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)
@@ -247,6 +269,8 @@ class Grading:
         path = self.config.getoption("kata_report")
         if path:
             self.report_outcome = self._write_report(path)
+            if self.report_outcome[2] and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written
 
     def _remember_statuses(self):
         # Remember the learner's progress (for --kata next and the katas a run skips);
@@ -255,7 +279,11 @@ class Grading:
             return
         statuses = dict(self.cached)
         for slug, result in self.results.items():
-            if result.tests:
+            kata = find_kata(slug)
+            if not result.tests or kata is None or not kata.exists():
+                continue
+            # A partial run tells that a kata is not done (a test failed), never that it is.
+            if not result.partial or result.tested_status != DONE:
                 statuses[slug] = result.status
         self.config.cache.set(CACHE_KEY, statuses)
         self.statuses = statuses
