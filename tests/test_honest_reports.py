@@ -142,3 +142,19 @@ def test_reports_are_written_with_the_usual_permissions(checkout):
     finally:
         os.umask(previous)
     assert stat.S_IMODE((checkout.path / "out" / "r.json").stat().st_mode) == 0o644
+
+
+def test_reset_keeps_the_mode_of_the_learners_file(tmp_path, monkeypatch):
+    import shutil
+
+    from plugin import manifest, reset
+
+    shutil.copytree(REPO / "katas" / KATA, tmp_path / "katas" / KATA, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(manifest, "KATAS_DIR", tmp_path / "katas")
+    kata = manifest.find_kata("3")
+    kata.path.write_bytes(b"def topological_order(roots):\n    return []  # mine\n")
+    kata.path.chmod(0o640)
+    reset.reset(kata)
+    backup = next(kata.path.parent.glob("toposort.py.bak-*"))
+    assert stat.S_IMODE(kata.path.stat().st_mode) == 0o640
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o640
