@@ -44,6 +44,7 @@ def pytest_configure(config):
 
     from .assembly import forget_learner_modules
     from .grading import Grading
+    from .run_checks import RunChecks
     from .manifest import use_root
 
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
@@ -51,6 +52,7 @@ def pytest_configure(config):
     pieces.restore_reference()
     apply_cuda_option(config)
     check_report_path(config)
+    config.pluginmanager.register(RunChecks(), "autograd-katas-run-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     _load_hypothesis_profile(config)
 

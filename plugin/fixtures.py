@@ -3,6 +3,7 @@ import pytest
 
 import reference
 
+from . import tripwire
 from .assembly import KataFunctions, blocked_message, capstone_blockers, engine_for
 from .grading import KATA_KEY
 from .oracle import Oracle
@@ -28,7 +29,8 @@ def _kata_engine(request):
     solution = _solution(request)
     if kata.whole_engine and solution == "learner":
         _stop_if_blocked(request, kata)
-    with engine_for(kata, solution) as engine:
+    # Wires first: a learner file imported for this test (in engine_for) keeps wires too.
+    with tripwire.armed(kata, solution), engine_for(kata, solution) as engine:
         yield engine
 
 

@@ -10,7 +10,7 @@ from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas, unknown_kata
-from . import selection
+from . import selection, tamper, tripwire
 from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
@@ -32,6 +32,7 @@ class Grading:
         self.shipped = integrity.load_shipped()  # hashes of the shipped test files
         self.collected = {}  # slug -> the kata's items before any deselection
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
+        self.tampered = set()  # the grader's functions found replaced (flags the whole run)
 
     # --- collection ----------------------------------------------------------------------
 
@@ -154,6 +155,10 @@ class Grading:
             if kata is not None and self.config.getoption("solution") == "learner":
                 result.flags = integrity.flags(kata, self.shipped)
         result.selection = result.selection or getattr(report, "kata_selection", "")
+        for name in getattr(report, "kata_delegated", ()):
+            if tripwire.flag(name) not in result.flags:
+                result.flags.append(tripwire.flag(name))
+        self.tampered.update(getattr(report, "kata_tampered", ()))
         result.selected = max(result.selected, getattr(report, "kata_selected", 0))
         speed = getattr(report, "kata_speed", None)
         if speed:
@@ -189,6 +194,7 @@ class Grading:
                 self.cached,
                 self._why_no_speed,
                 verbose=config.getoption("verbose") > 0,
+                run_flags=getattr(self, "run_flags", []),
             )
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
@@ -262,6 +268,7 @@ class Grading:
         # (its workers write nothing); the terminal summary, which comes later, only prints.
         if _is_xdist_worker(self.config):
             return
+        self._flag_the_run()
         self._remember_statuses()
         if self.config.getoption("hint") and self._graded():
             kata = self._hint_kata()
@@ -271,6 +278,15 @@ class Grading:
             self.report_outcome = self._write_report(path)
             if self.report_outcome[2] and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written
+
+    def _flag_the_run(self):
+        """A run whose grader was changed proves nothing: every kata that ran is flagged."""
+        checks = self.config.pluginmanager.get_plugin("autograd-katas-run-checks")
+        if checks is not None:
+            self.tampered.update(checks.tampered())
+        self.run_flags = [tamper.flag(sorted(self.tampered))] if self.tampered else []
+        for result in self.results.values():
+            result.flags.extend(flag for flag in self.run_flags if flag not in result.flags)
 
     def _remember_statuses(self):
         # Remember the learner's progress (for --kata next and the katas a run skips);
@@ -299,6 +315,7 @@ class Grading:
             hints_total={k.slug: len(load_hints(k)) for k in shown},
             learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
             solution=self.config.getoption("solution"),
+            run_flags=getattr(self, "run_flags", []),
         )
         try:
             return path, json_report.write(path, data), ""
