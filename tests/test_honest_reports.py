@@ -158,3 +158,34 @@ def test_reset_keeps_the_mode_of_the_learners_file(tmp_path, monkeypatch):
     backup = next(kata.path.parent.glob("toposort.py.bak-*"))
     assert stat.S_IMODE(kata.path.stat().st_mode) == 0o640
     assert stat.S_IMODE(backup.stat().st_mode) == 0o640
+
+
+# --- a report in a shared folder outside the clone -------------------------------------------
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("form", ["--kata-report PATH", "--kata-report=PATH"])
+def test_a_report_path_outside_the_clone_works_once_the_file_exists(checkout, tmp_path_factory, form):
+    shared = tmp_path_factory.mktemp("shared") / "ada.json"
+    shared.write_text("{}")  # last week's report: an existing file outside the clone
+    option = ["--kata-report", str(shared)] if " " in form else [f"--kata-report={shared}"]
+    # `-p autograd_katas_args` loads what the entry point (pip install -e .) loads.
+    result = checkout.runpytest("-p", "autograd_katas_args", "--kata", "3", "-k", "single",
+                                "--kata-learner", "Ada", *option)
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert f"rootdir: {checkout.path}" in result.stdout.str()
+    assert json.loads(shared.read_text())["learner"] == "Ada"
+
+
+def test_the_entry_point_knows_every_option_that_takes_a_value(pytestconfig):
+    import tomllib
+
+    import autograd_katas_args
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["pytest11"] == {"autograd_katas_args": "autograd_katas_args"}
+    group = pytestconfig._parser.getgroup("autograd-katas")
+    takes_value = {name for option in group.options if option.attrs().get("action") in (None, "store", "append")
+                   for name in option.names()}
+    assert takes_value == set(autograd_katas_args.VALUE_OPTIONS)
