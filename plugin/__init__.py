@@ -14,7 +14,11 @@ Registered by the root conftest.py. Its parts, one idea per module:
     grading.py     the pytest hooks
     options.py     command-line options
     hints.py       progressive hints, remembered in pytest's cache
-    integrity.py   flags: forbidden imports, test files changed from the shipped ones
+    integrity.py   flags: forbidden imports, reaching the reference's pieces, test files changed
+    selection.py   partial runs (-k, --deselect, node ids, -x): a kata is done only graded in full
+    tripwire.py    run-time check: the reference's own piece never runs from the learner's code
+    tamper.py      run-time check: the grader's own functions are the ones it started with
+    run_checks.py  carries both checks on each test's report (to pytest-xdist's controller)
     report.py      the JSON report of a run (--kata-report)
 
 Commands (python -m plugin.NAME): scoreboard (merge reports into a class table), reset
