@@ -5,12 +5,11 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, outcomes
+from . import integrity, outcomes, selection, tamper, tripwire
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
 from .manifest import find_kata, kata_for_path, katas, unknown_kata
-from . import selection, tamper, tripwire
 from .results import CACHE_KEY, DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
@@ -33,6 +32,7 @@ class Grading:
         self.collected = {}  # slug -> the kata's items before any deselection
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
+        self.run_flags = []
 
     # --- collection ----------------------------------------------------------------------
 
@@ -154,12 +154,7 @@ class Grading:
             kata = find_kata(slug)
             if kata is not None and self.config.getoption("solution") == "learner":
                 result.flags = integrity.flags(kata, self.shipped)
-        result.selection = result.selection or getattr(report, "kata_selection", "")
-        for name in getattr(report, "kata_delegated", ()):
-            if tripwire.flag(name) not in result.flags:
-                result.flags.append(tripwire.flag(name))
-        self.tampered.update(getattr(report, "kata_tampered", ()))
-        result.selected = max(result.selected, getattr(report, "kata_selected", 0))
+        self._note_checks(result, report)
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)
@@ -178,6 +173,16 @@ class Grading:
                 speed=getattr(report, "kata_speed_test", False),
             ))
 
+    def _note_checks(self, result, report):
+        """What a report tells beyond its outcome: the kata's selection (partial runs), the
+        reference pieces the learner's code ran, the grader's functions found replaced."""
+        result.selection = result.selection or getattr(report, "kata_selection", "")
+        result.selected = max(result.selected, getattr(report, "kata_selected", 0))
+        for name in getattr(report, "kata_delegated", ()):
+            if tripwire.flag(name) not in result.flags:
+                result.flags.append(tripwire.flag(name))
+        self.tampered.update(getattr(report, "kata_tampered", ()))
+
     # --- the end of the run ----------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -194,7 +199,7 @@ class Grading:
                 self.cached,
                 self._why_no_speed,
                 verbose=config.getoption("verbose") > 0,
-                run_flags=getattr(self, "run_flags", []),
+                run_flags=self.run_flags,
             )
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
@@ -315,7 +320,7 @@ class Grading:
             hints_total={k.slug: len(load_hints(k)) for k in shown},
             learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
             solution=self.config.getoption("solution"),
-            run_flags=getattr(self, "run_flags", []),
+            run_flags=self.run_flags,
         )
         try:
             return path, json_report.write(path, data), ""

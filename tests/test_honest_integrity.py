@@ -108,3 +108,19 @@ def test_a_correct_file_is_neither_flagged_nor_tripped(checkout):
     assert kata_row(result, KATA)[1] == "done", result.stdout.str()
     assert not [line for line in result.outlines if "flagged:" in line or "is flagged" in line], result.stdout.str()
     assert json.loads((checkout.path / "r.json").read_text())["flags"] == []
+
+
+def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeypatch):
+    from kit import REPO
+
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    write_learner_file(checkout, KATA, "toposort.py", HIDDEN["the seam's table, by a computed name"] + textwrap.dedent('''
+        from plugin.oracle import Oracle
+        Oracle.check_grads = lambda *args, **kwargs: None
+    '''))
+    result = checkout.runpytest_subprocess("-n", "2", "--kata", "3", "--kata-report", "r.json", timeout=300)
+    assert kata_row(result, KATA)[1] == "in progress", result.stdout.str()
+    data = json.loads((checkout.path / "r.json").read_text())
+    entry = next(e for e in data["katas"] if e["kata"] == KATA)
+    assert "runs the reference's own topological_order (through the engine's pieces)" in entry["flags"]
+    assert data["flags"] == ["the grader's own functions were replaced: plugin.oracle.Oracle.check_grads"]
