@@ -58,6 +58,12 @@ def test_a_run_of_part_of_the_tests_never_makes_a_kata_done(checkout):
     checkout.runpytest("--kata", "3", "-k", "chain", "-p", "no:randomly")
     assert _remembered(checkout)[KATA] == "in progress"
 
+    # --lf runs the tests that failed last time only: partial too.
+    checkout.runpytest("--kata", "3", "-p", "no:randomly")
+    result = checkout.runpytest("--kata", "3", "--lf", "-p", "no:randomly", "--kata-report", "r.json")
+    assert "partial run" in result.stdout.str()
+    assert _entry(checkout.path / "r.json")[1]["partial"] is True
+
 
 def test_a_run_that_stops_early_grades_part_of_a_kata(checkout):
     write_learner_file(checkout, KATA, "toposort.py", KAHN)
