@@ -78,6 +78,8 @@ def _dynamic_flags(node):
     if not isinstance(node, ast.Call):
         return []
     name = _called_name(node)
+    if name in FROM_STRING + ("__import__",) and not _is_builtin(node.func):
+        return []  # re.compile, a method of the learner's own: not the builtin
     if name in FROM_STRING:
         return [f"runs code from a string ({name}, line {node.lineno})"]
     if name not in BY_NAME:
@@ -87,6 +89,12 @@ def _dynamic_flags(node):
         module = first.value
         return [f"imports {module} (line {node.lineno})"] if module.split(".")[0] in FORBIDDEN else []
     return [f"imports a module by a computed name ({name}, line {node.lineno})"]
+
+
+def _is_builtin(func):
+    """`exec(...)` or `builtins.exec(...)`, not `re.compile(...)`."""
+    return isinstance(func, ast.Name) or (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "builtins")
 
 
 def _delegation_flags(node, own):

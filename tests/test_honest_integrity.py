@@ -58,7 +58,8 @@ def test_the_other_katas_pieces_through_active_are_not_flagged(tmp_path, monkeyp
     (folder / "backward_pass.py").write_text(
         ENGINE + "def run_backward(roots, grads, retain_graph, create_graph, inputs=None):\n"
         "    order = ag.pieces.active.topological_order([r.grad_fn for r in roots])\n"
-        "    return ag.pieces.active.merge_grads(order, order)\n")
+        "    return ag.pieces.active.merge_grads(order, order)\n"
+        "import re\nPATTERN = re.compile('cuda:[0-9]+')  # not the builtin compile\n")
     monkeypatch.setattr(manifest, "KATAS_DIR", tmp_path / "katas")
     assert integrity.import_flags(manifest.find_kata("6")) == []
 
