@@ -14,7 +14,11 @@ Registered by the root conftest.py. Its parts, one idea per module:
     grading.py     the pytest hooks
     options.py     command-line options
     hints.py       progressive hints, remembered in pytest's cache
-    integrity.py   flags: forbidden imports, test files changed from the shipped ones
+    integrity.py   flags: forbidden imports, reaching the reference's pieces, test files changed
+    selection.py   partial runs (-k, --deselect, node ids, -x): a kata is done only graded in full
+    tripwire.py    run-time check: the reference's own piece never runs from the learner's code
+    tamper.py      run-time check: the grader's own functions are the ones it started with
+    run_checks.py  carries both checks on each test's report (to pytest-xdist's controller)
     runaway.py     the time limit of a kata test (also under hypothesis), a breaker per piece
     interrupts.py  a KeyboardInterrupt raised by learner code fails its test; Ctrl-C stops the run
     learner_output.py  a learner's printed output: once per kata, cut to a few KB
@@ -29,7 +33,7 @@ import pytest
 
 from .assembly import assemble  # noqa: F401
 from .fixtures import _kata_engine, ag, growth, oracle, solution, speed  # noqa: F401
-from .options import apply_cuda_option, pytest_addoption  # noqa: F401
+from .options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
 _PREVIOUS_ROOT = pytest.StashKey()
@@ -49,6 +53,7 @@ def pytest_configure(config):
     from . import interrupts, patches, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
+    from .run_checks import RunChecks
     from .manifest import use_root
 
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
@@ -57,6 +62,8 @@ def pytest_configure(config):
     patches.forget()
     pieces.restore_reference()
     apply_cuda_option(config)
+    check_report_path(config)
+    config.pluginmanager.register(RunChecks(), "autograd-katas-run-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")

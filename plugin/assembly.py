@@ -153,7 +153,9 @@ def capstone_blockers(kata, last_status):
     for k in katas():
         if not k.pieces or k.number >= kata.number:
             continue
-        if stubs_left(k):
+        if not k.exists():
+            blockers.append((k, "learner file missing"))
+        elif stubs_left(k):
             blockers.append((k, "stubs left"))
         elif import_flags(k):
             blockers.append((k, "imports torch or the reference"))

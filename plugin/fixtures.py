@@ -3,11 +3,12 @@ import pytest
 
 import reference
 
+from . import tripwire
 from .assembly import KataFunctions, blocked_message, capstone_blockers, engine_for
 from .grading import KATA_KEY
 from .oracle import Oracle
 from .outcomes import KataBlocked
-from .results import status_of
+from .results import last_grading
 from .speed import Growth, Speed
 
 
@@ -28,7 +29,8 @@ def _kata_engine(request):
     solution = _solution(request)
     if kata.whole_engine and solution == "learner":
         _stop_if_blocked(request, kata)
-    with engine_for(kata, solution) as engine:
+    # Wires first: a learner file imported for this test (in engine_for) keeps wires too.
+    with tripwire.armed(kata, solution), engine_for(kata, solution) as engine:
         yield engine
 
 
@@ -38,7 +40,7 @@ def _stop_if_blocked(request, kata):
     grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
     results = getattr(grading, "results", {})
     cached = getattr(grading, "cached", {})
-    blockers = capstone_blockers(kata, lambda k: status_of(results, cached, k))
+    blockers = capstone_blockers(kata, lambda k: last_grading(results, cached, k))
     if blockers:
         raise KataBlocked(blocked_message(blockers))
 

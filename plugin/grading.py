@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, interrupts, learner_output, outcomes, patches, runaway
+from . import integrity, interrupts, learner_output, outcomes, patches, runaway, selection, tamper, tripwire
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -29,6 +29,10 @@ class Grading:
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
         self.shipped = integrity.load_shipped()  # hashes of the shipped test files
+        self.collected = {}  # slug -> the kata's items before any deselection
+        self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
+        self.tampered = set()  # the grader's functions found replaced (flags the whole run)
+        self.run_flags = []
 
     # --- collection ----------------------------------------------------------------------
 
@@ -39,6 +43,7 @@ class Grading:
             if kata is not None:
                 item.stash[KATA_KEY] = kata
                 self._mark(item, kata)
+                self.collected.setdefault(kata.slug, []).append(item)
         self._select(config, items)
         items[:] = self._speed_tests_last(items)
         self.grading_katas = any(KATA_KEY in item.stash for item in items)
@@ -50,6 +55,8 @@ class Grading:
         item.add_marker(pytest.mark.xdist_group(kata.slug))
         if not self.config.getoption("fulltrace", False):
             outcomes.hide_machinery(item)
+        if not kata.exists():
+            item.add_marker(pytest.mark.skip(reason=selection.missing_file(kata)))
 
     def _select(self, config, items):
         wanted = config.getoption("kata") or []
@@ -58,7 +65,7 @@ class Grading:
         chosen = set()
         for spec in wanted:
             if spec == "next":
-                kata = next((k for k in katas() if self.cached.get(k.slug) != DONE), None)
+                kata = next((k for k in katas() if status_of({}, self.cached, k) != DONE), None)
             else:
                 kata = find_kata(spec)
             if kata is None and spec != "next":
@@ -73,6 +80,19 @@ class Grading:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+
+    def pytest_collection_finish(self, session):
+        # After every plugin deselected what it would (-k, --deselect, --lf, ...): which
+        # katas run only part of their shipped tests. Each process that collects (each
+        # pytest-xdist worker) finds the same; the reports carry it to the controller.
+        chosen = {}
+        for item in session.items:
+            kata = item.stash.get(KATA_KEY, None)
+            if kata is not None:
+                chosen.setdefault(kata, []).append(item)
+        for kata, items in chosen.items():
+            why = selection.why_partial(kata, self.collected.get(kata.slug, []), items, self.config.args)
+            self.selection[kata.slug] = (why, len(items))
 
     @staticmethod
     def _speed_tests_last(items):
@@ -105,6 +125,7 @@ class Grading:
         patched = patches.found()
         if patched:  # travels with the report (the file was imported where the test ran)
             report.kata_patches = patched
+        report.kata_selection, report.kata_selected = self.selection.get(kata.slug, ("", 0))
         if call.when == "call":
             for key, value in item.stash.get(SPEED_KEY, {}).items():
                 setattr(report, key, value)
@@ -148,6 +169,7 @@ class Grading:
         for flag in getattr(report, "kata_patches", {}).get(slug, []):
             if flag not in result.flags:
                 result.flags.append(flag)
+        self._note_checks(result, report)
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)
@@ -166,6 +188,16 @@ class Grading:
                 speed=getattr(report, "kata_speed_test", False),
             ))
 
+    def _note_checks(self, result, report):
+        """What a report tells beyond its outcome: the kata's selection (partial runs), the
+        reference pieces the learner's code ran, the grader's functions found replaced."""
+        result.selection = result.selection or getattr(report, "kata_selection", "")
+        result.selected = max(result.selected, getattr(report, "kata_selected", 0))
+        for name in getattr(report, "kata_delegated", ()):
+            if tripwire.flag(name) not in result.flags:
+                result.flags.append(tripwire.flag(name))
+        self.tampered.update(getattr(report, "kata_tampered", ()))
+
     # --- the end of the run ----------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -182,6 +214,7 @@ class Grading:
                 self.cached,
                 self._why_no_speed,
                 verbose=config.getoption("verbose") > 0,
+                run_flags=self.run_flags,
             )
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
@@ -257,6 +290,7 @@ class Grading:
         # (its workers write nothing); the terminal summary, which comes later, only prints.
         if _is_xdist_worker(self.config):
             return
+        self._flag_the_run()
         self._remember_statuses()
         if self.config.getoption("hint") and self._graded():
             kata = self._hint_kata()
@@ -264,6 +298,17 @@ class Grading:
         path = self.config.getoption("kata_report")
         if path:
             self.report_outcome = self._write_report(path)
+            if self.report_outcome[2] and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written
+
+    def _flag_the_run(self):
+        """A run whose grader was changed proves nothing: every kata that ran is flagged."""
+        checks = self.config.pluginmanager.get_plugin("autograd-katas-run-checks")
+        if checks is not None:
+            self.tampered.update(checks.tampered())
+        self.run_flags = [tamper.flag(sorted(self.tampered))] if self.tampered else []
+        for result in self.results.values():
+            result.flags.extend(flag for flag in self.run_flags if flag not in result.flags)
 
     def _remember_statuses(self):
         # Remember the learner's progress (for --kata next and the katas a run skips);
@@ -272,7 +317,11 @@ class Grading:
             return
         statuses = dict(self.cached)
         for slug, result in self.results.items():
-            if result.tests:
+            kata = find_kata(slug)
+            if not result.tests or kata is None or not kata.exists():
+                continue
+            # A partial run tells that a kata is not done (a test failed), never that it is.
+            if not result.partial or result.tested_status != DONE:
                 statuses[slug] = result.status
         self.config.cache.set(CACHE_KEY, statuses)
         self.statuses = statuses
@@ -288,6 +337,7 @@ class Grading:
             hints_total={k.slug: len(load_hints(k)) for k in shown},
             learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
             solution=self.config.getoption("solution"),
+            run_flags=self.run_flags,
         )
         try:
             return path, json_report.write(path, data), ""

@@ -52,8 +52,18 @@ class Kata:
     def hints(self):
         return self.folder / "hints.md"
 
+    def present(self):
+        """The kata is part of this checkout: its folder is there."""
+        return self.folder.is_dir()
+
     def exists(self):
+        """Its learner file is there (a kata whose file was renamed or deleted stays in the
+        table as "learner file missing", with the command that restores the stub)."""
         return self.path.exists()
+
+    @property
+    def restore_command(self):
+        return f"python -m plugin.reset {self.number}"
 
 
 ALL_KATAS = (
@@ -90,8 +100,9 @@ ALL_KATAS = (
 
 
 def katas():
-    """The katas present in this checkout, in order."""
-    return [k for k in ALL_KATAS if k.exists()]
+    """The katas present in this checkout (their folder is there), in order; a kata whose
+    learner file is missing is one of them."""
+    return [k for k in ALL_KATAS if k.present()]
 
 
 def kata_for_path(path):

@@ -1,4 +1,7 @@
 """Command-line options, grouped under "autograd-katas" in `pytest --help`."""
+import os
+from pathlib import Path
+
 from .assembly import SOLUTIONS
 
 
@@ -67,3 +70,24 @@ def apply_cuda_option(config):
             cuda.use(choice)
         except RuntimeError as error:
             raise pytest.UsageError(f"--cuda {choice}: {error}") from None
+
+
+def check_report_path(config):
+    """Refuse, before any test runs, a --kata-report PATH that can never be written: a
+    folder, or a path under a file or a folder we may not write in."""
+    import pytest
+
+    text = config.getoption("kata_report", None)
+    if not text:
+        return
+    path = Path(text)
+    if path.is_dir():
+        raise pytest.UsageError(
+            f"--kata-report {text}: that is a folder; give a file in it, such as {path / 'ada.json'}")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the folders that do not exist yet are created
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--kata-report {text}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"--kata-report {text}: no permission to write in {folder}")

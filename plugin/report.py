@@ -83,7 +83,8 @@ def now():
 
 def kata_entry(kata, status, result, hints_used, hints_total):
     """The report's entry of one kata; `result` is None when its tests did not run."""
-    ran = result is not None and bool(result.tests)
+    missing = not kata.exists()
+    ran = not missing and result is not None and bool(result.tests)
     tests = []
     if ran:
         prefix = f"katas/{kata.slug}/"
@@ -107,12 +108,16 @@ def kata_entry(kata, status, result, hints_used, hints_total):
         "hints_used": hints_used,
         "hints_total": hints_total,
         "flags": list(result.flags) if ran else [],
+        "partial": bool(ran and result.partial),
+        "selection": result.partial if ran else "",
+        "file_missing": missing,
         "tests": tests,
     }
 
 
-def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None):
-    """The whole report as a dict (what write() saves)."""
+def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None, run_flags=()):
+    """The whole report as a dict (what write() saves). `run_flags` flag the whole run (the
+    grader's own functions replaced); the grading adds them to every kata that ran too."""
     entries = [
         kata_entry(k, statuses[k.slug], results.get(k.slug), hints_used.get(k.slug, 0), hints_total.get(k.slug, 0))
         for k in katas
@@ -126,6 +131,7 @@ def build(katas, statuses, results, hints_used, hints_total, learner, solution, 
         "solution": solution,
         "environment": environment(),
         "summary": {"done": sum(1 for e in entries if e["status"] == "done"), "katas": len(entries)},
+        "flags": list(run_flags),
         "katas": entries,
     }
 

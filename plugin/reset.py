@@ -13,6 +13,8 @@ needed. Exit status: 0 reset or nothing to do, 1 refused, 2 no such kata.
 import argparse
 import datetime
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -66,15 +68,17 @@ def reset(kata, now=None):
             f"{marker.name} beside {where} says an editor has unsaved changes of it: save or "
             "close it in the editor first (or remove the stale swap/lock file), then reset again"
         )
+    mode = stat.S_IMODE(target.stat().st_mode)  # the learner's file keeps its own mode
     backup = backup_path(target, now)
     try:
         with open(backup, "xb") as handle:  # "x": never clobber a file that appeared meanwhile
             handle.write(current)
+        os.chmod(backup, mode)
         if backup.read_bytes() != current:
             raise OSError("the backup reads back different")
     except OSError as exc:
         raise Refused(f"could not write the backup {backup.name} ({exc.strerror or exc}): nothing changed") from None
-    write_atomically(target, original)
+    write_atomically(target, original, mode=mode)
     _forget_status(kata)
     return [
         f"Your file is kept as katas/{kata.slug}/{backup.name}",

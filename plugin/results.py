@@ -14,9 +14,24 @@ CACHE_KEY = "autograd_katas/status"
 
 
 def status_of(results, cached, kata):
-    """A kata's status: from this run when its tests ran, else remembered from the last one."""
+    """A kata's status: from this run when its tests ran, else remembered from the last one.
+    A kata whose learner file is missing is not started, whatever was remembered."""
+    if not kata.exists():
+        return NOT_STARTED
     result = results.get(kata.slug)
-    return result.status if result is not None and result.tests else cached.get(kata.slug, NOT_STARTED)
+    return result.status if ran(result) else cached.get(kata.slug, NOT_STARTED)
+
+
+def last_grading(results, cached, kata):
+    """What the kata's tests said at its last grading (this run's, else remembered), counting
+    a partial run's passes: what the capstone asks ("did a test of it fail?")."""
+    result = results.get(kata.slug)
+    return result.tested_status if ran(result) else cached.get(kata.slug, NOT_STARTED)
+
+
+def ran(result):
+    """True when some test of the kata ran in this run."""
+    return result is not None and bool(result.tests)
 
 
 @dataclass
@@ -35,6 +50,10 @@ class KataResult:
     speed: dict = field(default_factory=dict)  # solution -> median seconds, or "ratio"
     growth: str = ""  # a growth-class verdict ("quadratic ...") from a speed test
     flags: list = field(default_factory=list)  # integrity flags: such a kata is not done
+    # Why this run did not grade every shipped test of the kata ("" when it did): set at
+    # collection (-k, --deselect, node ids, --lf), else told by `selected` (-x, --maxfail).
+    selection: str = ""
+    selected: int = 0  # the kata's tests this run meant to run (0: unknown)
 
     def add(self, result):
         previous = self.tests.get(result.nodeid)
@@ -53,13 +72,29 @@ class KataResult:
         return [t for t in self.tests.values() if not t.speed and t.outcome != "skipped"]
 
     @property
-    def status(self):
+    def tested_status(self):
+        """What the tests that ran say, as if they were all the kata's tests."""
         graded = self.graded
         if not graded or all(t.outcome == "todo" for t in graded):
             return NOT_STARTED
         if not self.flags and all(t.outcome == "passed" for t in self.tests.values() if t.outcome != "skipped"):
             return DONE
         return IN_PROGRESS
+
+    @property
+    def status(self):
+        """The kata's status: done only when every shipped test of it ran and passed here."""
+        status = self.tested_status
+        return IN_PROGRESS if status == DONE and self.partial else status
+
+    @property
+    def partial(self):
+        """Why only part of the kata's tests ran ("" when all did)."""
+        if self.selection:
+            return self.selection
+        if self.selected and len(self.tests) < self.selected:
+            return f"the run stopped early: {len(self.tests)} of its {self.selected} tests ran"
+        return ""
 
     def first_failure(self):
         return next((t for t in self.ordered() if t.outcome == "failed"), None)

@@ -14,6 +14,7 @@ import datetime
 import glob
 import html
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,11 +25,15 @@ MARK = {"done": "done", "in progress": "in progress", "not started": "-"}
 
 
 def load(path):
-    """A report from `path`, or raise ValueError saying why it is not one."""
+    """A report from `path`, or raise ValueError saying why it is not one. Only a learner's
+    run is a report of their progress (not one on the reference solution); a kata entry that
+    is partial, flagged or whose learner file is missing is never counted as done."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ValueError("is nested too deep to be a report") from None
     except ValueError as exc:
         raise ValueError(f"is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -37,18 +42,55 @@ def load(path):
         raise ValueError(f"has report version {data.get('version')!r}; this scoreboard reads {VERSIONS}")
     if not isinstance(data.get("learner"), str) or not isinstance(data.get("katas"), list):
         raise ValueError("lacks a learner name or a list of katas")
+    if data.get("solution") != "learner":
+        raise ValueError(
+            f"is a run on the {data.get('solution')!r} solution (pytest --solution reference), "
+            "not a learner's progress")
     _parse_time(data.get("time"))
+    if not _is_list_of(data.get("flags", []), str):
+        raise ValueError("has run flags that are not a list of sentences")
     for entry in data["katas"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("kata"), str):
-            raise ValueError("has a kata entry without a kata name")
+        _check_entry(entry)
     return data
+
+
+STATUSES = ("not started", "in progress", "done")
+
+
+def _check_entry(entry):
+    """Raise ValueError unless `entry` has the fields the scoreboard reads, of their types;
+    a "done" that the entry itself contradicts (partial, flagged, file missing) is corrected."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("kata"), str):
+        raise ValueError("has a kata entry without a kata name")
+    name = entry["kata"]
+    wanted = {"number": int, "passed": int, "total": int, "hints_used": int, "hints_total": int}
+    for field, kind in wanted.items():
+        value = entry.get(field, 0)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"has a {field!r} of kata {name!r} that is not a whole number ({value!r})")
+    if entry.get("status", "not started") not in STATUSES:
+        raise ValueError(f"has a status of kata {name!r} that is none of {STATUSES}")
+    ratio = entry.get("speed_ratio")
+    if ratio is not None and (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)):
+        raise ValueError(f"has a speed ratio of kata {name!r} that is not a number")
+    if not _is_list_of(entry.get("flags", []), str):
+        raise ValueError(f"has flags of kata {name!r} that are not a list of sentences")
+    if entry.get("status") == "done" and (entry.get("flags") or entry.get("partial") or entry.get("file_missing")):
+        entry["status"] = "in progress"  # never shown as done: the entry says why not
+
+
+def _is_list_of(value, kind):
+    return isinstance(value, list) and all(isinstance(item, kind) for item in value)
 
 
 def _parse_time(text):
     try:
-        return datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+        moment = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"has no valid time ({text!r})") from None
+    if moment.tzinfo is None:  # reports say UTC; a time without a zone cannot be ordered
+        raise ValueError(f"has a time without a timezone ({text!r})")
+    return moment
 
 
 def expand(arguments):
@@ -74,7 +116,7 @@ def merge(paths, warn):
         try:
             data = load(path)
         except ValueError as why:
-            warn(f"warning: skipped {path}: it {why}")
+            warn(printable(f"warning: skipped {path}: it {why}"))
             continue
         name = data["learner"]
         if name not in latest or _parse_time(data["time"]) >= _parse_time(latest[name]["time"]):
@@ -132,19 +174,29 @@ def cell_title(entry):
     return "\n".join(parts)
 
 
+# Control characters (newlines, ANSI escapes, ...): a report's text must not redraw a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text):
+    """`text` with every control character replaced by `?`: one line, no escape sequences."""
+    return _CONTROL.sub("?", str(text))
+
+
 def terminal_table(learners, slugs):
     header = ["learner", *slugs, "done", "report time"]
     rows = [header]
     for name, data in learners.items():
         cells = [cell_text(_entry(data, slug)) for slug in slugs]
         rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", str(data["time"])])
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     flags = flagged(learners)
     if flags:
         lines.append("")
         lines.append("Flagged (not counted as done):")
-        lines.extend(f"  {name}, {slug}: {flag}" for name, slug, flag in flags)
+        lines.extend(printable(f"  {name}, {slug}: {flag}") for name, slug, flag in flags)
     return "\n".join(lines)
 
 

@@ -19,6 +19,8 @@ from threadpoolctl import threadpool_limits
 
 from reference import pieces as seam
 
+from . import tripwire
+
 SPEED_KEY = pytest.StashKey()
 # A quadratic piece grows about `factor` (8) times faster than a linear one: 3 is far from both.
 RELATIVE_GROWTH_LIMIT = 3
@@ -79,8 +81,7 @@ class Speed:
     def interleaved_ratio(self, workload, rounds):
         """median(learner) / median(reference), alternating the two so drift hits both alike."""
         # The capstone (whole_engine) swaps every piece; another kata its own.
-        reference = dict(seam.REFERENCE) if self.kata.whole_engine else {
-            name: seam.REFERENCE[name] for name in self.kata.pieces}
+        reference = tripwire.unwired(seam.REFERENCE if self.kata.whole_engine else self.kata.pieces)
         # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
         functions = None
         if "solution" in self.request.fixturenames:
@@ -119,7 +120,7 @@ class Growth:
         small, large = make_workload(n), make_workload(n * factor)
         with _CollectorPaused():
             mine = _growth(small, large, factor)
-            with seam.swapped({name: seam.REFERENCE[name] for name in self.kata.pieces}):
+            with seam.swapped(tripwire.unwired(self.kata.pieces)):
                 reference = _growth(small, large, factor)
         if mine / reference > RELATIVE_GROWTH_LIMIT:
             verdict = (

@@ -1,9 +1,12 @@
 """The feedback table printed at the end of every run."""
 from .integrity import advice
 from .manifest import katas
-from .results import DONE, IN_PROGRESS, NOT_STARTED, status_of
+from .results import DONE, IN_PROGRESS, NOT_STARTED, ran, status_of
+from .selection import missing_file
 
 STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}}
+MISSING = "file missing"  # the status cell of a kata whose learner file is gone
+REMEMBERED = "(remembered from an earlier run)"
 
 
 def speed_cell(result, why_empty):
@@ -15,33 +18,45 @@ def speed_cell(result, why_empty):
     return f"-  ({why_empty})" if why_empty else "-"
 
 
-def write_table(tr, results, cached, why_no_speed, verbose):
+def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
     """Print the table, the progress line and the next step on terminal reporter `tr`."""
     tr.write_sep("=", "Autograd Katas", bold=True)
     rows = []
     statuses = {}
     for kata in katas():
         result = results.get(kata.slug)
-        ran = result is not None and result.tests
         status = status_of(results, cached, kata)
         statuses[kata.slug] = status
-        if ran:
+        if not kata.exists():
+            rows.append((kata, "not run", MISSING, "-", None))
+            continue
+        if ran(result):
             graded = result.graded
             passed = sum(1 for t in graded if t.outcome == "passed")
             tests = f"{passed}/{len(graded)}"
+            speed = speed_cell(result, why_no_speed(kata, result))
         else:
             tests = "not run"
-        speed = speed_cell(result if ran else None, why_no_speed(kata, result) if ran else "")
-        rows.append((kata, tests, status, speed, result if ran else None))
+            speed = f"-  {REMEMBERED}" if kata.slug in cached else "-"
+        rows.append((kata, tests, status, speed, result if ran(result) else None))
 
     width = max(len(k.slug) for k in katas()) if rows else 10
     tr.write_line(f"  {'kata':<{width}}  {'tests':>7}  {'status':<12} speed")
     for kata, tests, status, speed, result in rows:
         tr.write(f"  {kata.slug:<{width}}  {tests:>7}  ")
-        tr.write(f"{status:<12}", **STATUS_MARKUP[status])
+        tr.write(f"{status:<12}", **STATUS_MARKUP.get(status, {"red": True}))
         tr.write_line(f" {speed}")
         for line in _notes(kata, status, result, verbose):
             tr.write_line(f"  {'':<{width}}    {line}")
+
+    for flag in run_flags:
+        tr.write_line(f"This run is flagged: {flag}; no kata counts as done in it.", red=True)
+    partial = [k for k, *_, result in rows if result is not None and result.partial]
+    if partial:
+        tr.write_line(
+            "This run graded only part of the tests of " + ", ".join(k.slug for k in partial)
+            + ": a kata counts as done only when all its tests pass in one run "
+            f"(pytest --kata {partial[0].number}, without -k, -x or test names).", yellow=True)
 
     done = sum(1 for s in statuses.values() if s == DONE)
     tr.write_line("")
@@ -49,6 +64,8 @@ def write_table(tr, results, cached, why_no_speed, verbose):
     unfinished = next((k for k in katas() if statuses.get(k.slug) != DONE), None)
     if unfinished is None:
         tr.write_line("Every kata is done. Well built! Compare your pieces with reference/.", green=True)
+    elif not unfinished.exists():
+        tr.write_line(f"Next: kata {unfinished.slug}: {missing_file(unfinished)}")
     else:
         tr.write_line(
             f"Next: kata {unfinished.slug}: read katas/{unfinished.slug}/README.md, "
@@ -57,8 +74,13 @@ def write_table(tr, results, cached, why_no_speed, verbose):
 
 
 def _notes(kata, status, result, verbose):
+    if not kata.exists():
+        yield missing_file(kata)
+        return
     if result is None:
         return
+    if result.partial:
+        yield result.partial
     for flag in result.flags:
         yield f"flagged: {flag}; {advice(flag)}"
     blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")

@@ -1,0 +1,32 @@
+"""Run-time integrity checks, carried on each kata test's report (so that pytest-xdist's
+controller, which runs no learner code, hears what its workers found):
+
+- `report.kata_delegated`: the reference pieces the learner's code ran (see tripwire.py);
+- `report.kata_tampered`: the grader's own functions found replaced (see tamper.py).
+
+The grading turns them into flags: the first on the kata, the second on the whole run.
+"""
+import pytest
+
+from . import tamper, tripwire
+
+
+class RunChecks:
+    def __init__(self):
+        self.noted = tamper.snapshot()  # before any learner file is imported
+        self._changed = tamper.changed  # kept here: a learner could replace the module's
+        self._take = tripwire.take
+        self._restore = tamper.restore
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        report.kata_delegated = self._take()
+        report.kata_tampered = self._changed(self.noted)
+        return report
+
+    def tampered(self):
+        return self._changed(self.noted)
+
+    def pytest_unconfigure(self, config):
+        self._restore(self.noted)
