@@ -37,6 +37,9 @@ def pytest_cmdline_main(config):
     # for the kata's correctness tests).
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
         config.option.dist = "loadgroup"
+    from .once import quiet_benchmark
+
+    quiet_benchmark(config)
 
 
 def pytest_configure(config):
@@ -45,12 +48,14 @@ def pytest_configure(config):
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .manifest import use_root
+    from .once import ignore_benchmark_warnings
 
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     pieces.restore_reference()
     apply_cuda_option(config)
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
+    ignore_benchmark_warnings(config)
     _load_hypothesis_profile(config)
 
 

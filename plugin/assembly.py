@@ -38,7 +38,8 @@ def load_learner_module(kata):
         _loaded[kata.path] = _import(kata)
     result = _loaded[kata.path]
     if isinstance(result, LearnerFileError):
-        raise result
+        # A fresh exception each time: raising the stored one again would grow its traceback.
+        raise LearnerFileError(*result.args)
     return result
 
 
@@ -132,13 +133,23 @@ def capstone_blockers(kata, last_status):
     for k in katas():
         if not k.pieces or k.number >= kata.number:
             continue
-        if stubs_left(k):
+        if not _imports(k):
+            blockers.append((k, "does not import"))
+        elif stubs_left(k):
             blockers.append((k, "stubs left"))
         elif import_flags(k):
             blockers.append((k, "imports torch or the reference"))
         elif last_status(k) == IN_PROGRESS:
             blockers.append((k, "in progress at the last grading"))
     return blockers
+
+
+def _imports(kata):
+    try:
+        load_learner_module(kata)
+    except LearnerFileError:
+        return False
+    return True
 
 
 def blocked_message(blockers):

@@ -5,7 +5,7 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, outcomes
+from . import integrity, once, outcomes
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -113,9 +113,13 @@ class Grading:
                 report.kata_message = reason  # the table says which katas to finish first
         elif report.failed:
             report.kata_message = outcomes.verdict(report)
+            import_error = once.learner_file_message(call.excinfo)
+            if import_error:  # one sentence, no frames: the learner's file is at fault
+                report.longrepr = report.kata_message = import_error
+                report.kata_import_error = True
             hint = self.hints.current(kata)
             if hint:
-                report.sections.append(("Hint (pytest --hint shows the next one)", hint))
+                report.sections.append((once.HINT_SECTION, hint))
         return report
 
     def pytest_report_teststatus(self, report, config):
@@ -157,7 +161,8 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
-        yield
+        with once.said_once(terminalreporter.stats):
+            yield
         if _is_xdist_worker(config):
             return
         if self._graded():
