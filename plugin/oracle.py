@@ -80,15 +80,21 @@ class Oracle:
 
     # --- gradients ---------------------------------------------------------------------
 
-    def check_grads(self, fn, op=None, **inputs):
+    def check_grads(self, fn, op=None, result_name="the result (forward)", **inputs):
+        """`result_name` says what fn returns where it is not a forward result (a first
+        derivative, for a test of second derivatives)."""
         __tracebackhide__ = True
         op = op or getattr(fn, "__name__", "the operation")
         expected = self._run_backward(torch, fn, inputs, float64=True)
         actual = self._run_backward(self.ag, fn, inputs, float64=False)
-        self._compare_outputs(op, expected, actual)
-        for name in inputs:
-            if _wants_grad(inputs[name]):
-                self._compare_grad(op, name, inputs, expected, actual)
+        try:
+            self._compare_outputs(op, result_name, expected, actual)
+            for name in inputs:
+                if _wants_grad(inputs[name]):
+                    self._compare_grad(op, name, inputs, expected, actual)
+        except KataMismatch as mismatch:
+            # The values this call used (a test may have moved them after hypothesis drew them).
+            raise KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}") from None
 
     def _run_backward(self, lib, fn, inputs, float64):
         tensors = _make_inputs(lib, inputs, float64)
@@ -111,7 +117,7 @@ class Oracle:
                 handle.remove()
         return records
 
-    def _compare_outputs(self, op, expected, actual):
+    def _compare_outputs(self, op, result_name, expected, actual):
         __tracebackhide__ = True
         pairs = []
         if "root" in expected and "root" in actual:
@@ -124,7 +130,7 @@ class Oracle:
             *_tolerance(actual["value"].dtype),
         ):
             raise KataMismatch(
-                f"{op}: the result (forward) differs from torch's\n"
+                f"{op}: {result_name} differs from torch's\n"
                 f"  expected {graph_view.abbreviate(expected['value'])}\n"
                 f"  got      {graph_view.abbreviate(actual['value'])}"
             )
@@ -179,6 +185,14 @@ class Oracle:
             _compare_values(expected["value"], actual["value"], "the result")
         _compare_warnings(expected["warnings"], actual["warnings"])
         return actual["value"]
+
+
+def _describe_inputs(inputs):
+    parts = []
+    for name, value in inputs.items():
+        text = graph_view.abbreviate(np.asarray(_unwrap(value)))
+        parts.append(f"{name}={text}" + (" (constant)" if isinstance(value, Constant) else ""))
+    return ", ".join(parts)
 
 
 def _outcome(lib, fn, tensors):
