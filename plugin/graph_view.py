@@ -95,10 +95,31 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
             if expected is not None and not _close(mine, expected, rtol, atol):
                 return node, (
                     f"{node_name(node)} received the right gradient but returned a wrong one "
-                    f"for its input {k} (item {k} of the tuple its rule returns):\n"
+                    f"for its input {k} (item {k} of the tuple its rule returns){_culprit(node, k)}:\n"
                     f"      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
                 )
     return None, ""
+
+
+def _is_reference(piece_name):
+    from reference import pieces
+
+    return getattr(pieces.active, piece_name, None) is pieces.REFERENCE.get(piece_name)
+
+
+def _culprit(node, k):
+    """Who made the node's wrong gradient, where its rule is not the only suspect: the
+    engine sums a binary node's gradients to its inputs' shapes with `unbroadcast`."""
+    kind = getattr(node, "kind", None)
+    if kind is None or not kind.reduce_broadcast or _is_reference("unbroadcast"):
+        return ""
+    shape = tuple(node.input_shapes[k])
+    if _is_reference(kind.rule):
+        return (
+            f".\n      Its rule {kind.rule} is the reference's here: your unbroadcast (kata 02) "
+            f"is at fault, which sums that gradient down to the input's shape {shape}"
+        )
+    return f" (from your {kind.rule}, or your unbroadcast summing it down to shape {shape})"
 
 
 def _aligned_outputs(node, ours, theirs):

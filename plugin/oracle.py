@@ -104,7 +104,7 @@ class Oracle:
             run["root"] = out.grad_fn
         return run
 
-    def _backward(self, run, pairs_side, lib):
+    def _backward(self, run, pairs_side, lib, op=""):
         out = run["out"]
         seed = None if out.numel() == 1 else _seed_for(tuple(out.shape))
         if seed is not None:
@@ -112,6 +112,8 @@ class Oracle:
         records, handles = graph_view.record_gradients(pairs_side)
         try:
             out.backward(seed)
+        except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
+            raise KataMismatch(f"{op}: {_rule_error(error)}") from error
         finally:
             for handle in handles:
                 handle.remove()
@@ -123,7 +125,7 @@ class Oracle:
         if "root" in expected and "root" in actual:
             pairs = graph_view.pair_graphs(actual["root"], expected["root"])
         expected["records"] = self._backward(expected, [t for _, t in pairs], torch)
-        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag)
+        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag, op)
         actual["pairs"] = pairs
         if actual["value"].shape != expected["value"].shape or not graph_view._close(
             actual["value"].astype(np.float64), expected["value"].astype(np.float64),
@@ -185,6 +187,29 @@ class Oracle:
             _compare_values(expected["value"], actual["value"], "the result")
         _compare_warnings(expected["warnings"], actual["warnings"])
         return actual["value"]
+
+
+def _rule_error(error):
+    """A numpy error raised inside a backward rule, in a sentence that names the rule, the
+    gradient's shape it got and the shapes it had to return."""
+    rule, got, wanted = None, None, None
+    tb = error.__traceback__
+    while tb is not None:  # the innermost node call (or unbroadcast) wins
+        frame_locals = tb.tb_frame.f_locals
+        node = frame_locals.get("self")
+        if tb.tb_frame.f_code.co_name == "__call__" and hasattr(node, "kind"):
+            rule, got = node.kind.rule, frame_locals.get("grad")
+            wanted = " and ".join(str(tuple(shape)) for shape in node.input_shapes)
+        elif tb.tb_frame.f_code.co_name == "_reduced" and hasattr(node, "kind"):
+            rule, got, wanted = "unbroadcast", frame_locals.get("grad"), str(tuple(frame_locals.get("shape")))
+        tb = tb.tb_next
+    if rule is None:
+        return f"the backward pass raised {type(error).__name__}: {error}"
+    got_shape = tuple(got.shape) if hasattr(got, "shape") else "?"
+    return (
+        f"your {rule} raised {type(error).__name__}: {error}\n"
+        f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
+    )
 
 
 def _describe_inputs(inputs):

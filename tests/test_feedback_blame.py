@@ -84,3 +84,47 @@ def test_a_first_derivative_is_not_called_a_forward_result(checkout):
     out = result.stdout.str()
     assert "second derivative through sub: the first derivative (what autograd.grad returned) differs" in out, out
     assert "the result (forward)" not in out
+
+
+# --- kata 02: unbroadcast named, numpy's errors put in a sentence ----------------------------
+
+def test_a_wrong_unbroadcast_is_named_not_add(oracle):
+    reference_unbroadcast = pieces.REFERENCE["unbroadcast"]
+
+    def averages(grad, shape):  # averages over the copies instead of summing them
+        reduced = reference_unbroadcast(grad, shape)
+        return reduced * (reduced.numel() / grad.numel())
+
+    a, b = np.ones((2, 3)), np.array([1.0, 2.0, 3.0])
+    message = mismatch(oracle, {"unbroadcast": averages}, lambda lib, a, b: a + b, op="a + b", a=a, b=b)
+    assert "AddBackward0 received the right gradient but returned a wrong one for its input 1" in message
+    assert "your unbroadcast (kata 02) is at fault" in message and "shape (3,)" in message, message
+
+
+def test_a_wrong_add_rule_is_not_blamed_on_unbroadcast(oracle):
+    message = mismatch(oracle, {"add_backward": lambda ctx, grad: (grad, grad * 2)}, lambda lib, a, b: a + b,
+                       op="a + b", a=np.ones((2, 3)), b=np.array([1.0, 2.0, 3.0]))
+    assert "AddBackward0 received the right gradient but returned a wrong one for its input 1" in message
+    assert "unbroadcast" not in message, message
+
+
+def test_a_numpy_error_in_a_rule_names_the_rule_and_the_shapes(oracle):
+    def reshape_backward(ctx, grad):
+        return (grad.reshape(3, 4),)  # the first two sides of the input only
+
+    with pieces.swapped({"reshape_backward": reshape_backward}), pytest.raises(KataMismatch) as caught:
+        oracle.check_grads(lambda lib, x: x.reshape(12, 5), op="x.reshape(12, 5)", x=np.ones((3, 4, 5)))
+    message = str(caught.value)
+    assert "your reshape_backward raised ValueError: cannot reshape array of size 60 into shape (3,4)" in message
+    assert "it got a gradient of shape (12, 5) and had to return gradients of shape (3, 4, 5)" in message
+
+
+def test_an_error_in_unbroadcast_names_unbroadcast(oracle):
+    def by_index(grad, shape):
+        return grad[tuple(range(5))]  # an IndexError from numpy
+
+    with pieces.swapped({"unbroadcast": by_index}), pytest.raises(KataMismatch) as caught:
+        oracle.check_grads(lambda lib, a, b: a * b, op="a * b", a=np.ones((2, 3)), b=np.ones(3))
+    message = str(caught.value)
+    assert "your unbroadcast raised IndexError" in message, message
+    assert "it got a gradient of shape (2, 3) and had to return gradients of shape (3,)" in message, message
