@@ -9,8 +9,8 @@ change its answer. Then the engine runs on the inputs as given (float32 stays fl
   and locates the first node in backward order whose gradients part from torch's, with a
   drawing of the graph around it.
 - `compare(fn, **inputs)`: fn(lib, **tensors) returns anything (tensors, numbers, None,
-  tuples) or raises; both sides must return equal things, raise the same error (torch's
-  phrase), and warn alike.
+  tuples, {label: value} dicts whose labels name a mismatch) or raises; both sides must
+  return equal things, raise the same error (torch's phrase), and warn alike.
 """
 import warnings
 
@@ -33,6 +33,7 @@ class Constant:
         self.value = value
 
 
+SECOND_TIME = "backward through the graph a second time"
 TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
 
 
@@ -114,6 +115,16 @@ class Oracle:
             out.backward(seed)
         except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
             raise KataMismatch(f"{op}: {_rule_error(error)}") from error
+        except RuntimeError as error:
+            if lib is torch or SECOND_TIME not in str(error):
+                raise
+            # One backward call on a fresh graph: only a node run twice can meet freed tensors.
+            raise KataMismatch(
+                f"{op}: a node ran a second time in one backward pass, after its saved tensors "
+                "were freed (torch's error: \"Trying to backward through the graph a second "
+                "time\"). A pass runs each node once, with the sum of all the gradients that "
+                "reach it: buffer them, and run the node when its turn in the order comes."
+            ) from error
         finally:
             for handle in handles:
                 handle.remove()
@@ -225,7 +236,7 @@ def _outcome(lib, fn, tensors):
         warnings.simplefilter("always")
         try:
             value, error = fn(lib, **tensors), None
-        except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+        except (RuntimeError, TypeError, ValueError, IndexError, AttributeError) as exc:
             value, error = None, exc
     kept = [w for w in caught if issubclass(w.category, UserWarning) and not _torch_only(w)]
     return {"value": value, "error": error, "warnings": kept}
@@ -247,7 +258,13 @@ def key_phrase(message):
 def _compare_errors(expected, actual, phrase):
     __tracebackhide__ = True
     if expected is None:
-        raise KataMismatch(f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}") from actual
+        why = ""
+        if isinstance(actual, AttributeError) and "'NoneType'" in str(actual):
+            why = ("\n  (a value the test uses, such as a .grad, is None in the engine but set in "
+                   "torch: a gradient never reached it)")
+        raise KataMismatch(
+            f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}{why}"
+        ) from actual
     if actual is None:
         raise KataMismatch(f"torch raises {type(expected).__name__}: {expected}\n  the engine raised nothing")
     phrase = phrase or key_phrase(expected)
@@ -273,6 +290,12 @@ def _is_tensor(value):
 
 def _compare_values(expected, actual, what):
     __tracebackhide__ = True
+    if isinstance(expected, dict):  # {label: value}: a mismatch is named by its label
+        if not isinstance(actual, dict) or list(actual) != list(expected):
+            raise KataMismatch(f"{what}: torch gives {list(expected)}, the engine {actual!r}")
+        for key, value in expected.items():
+            _compare_values(value, actual[key], key if what == "the result" else f"{what}, {key}")
+        return
     if isinstance(expected, (tuple, list)):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
             raise KataMismatch(f"{what}: torch gives {len(expected)} values, the engine {actual!r}")

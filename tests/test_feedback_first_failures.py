@@ -1,0 +1,86 @@
+"""First failures that point at their cause (issue 15, section 1): each mistake is named by
+its own test, in words that send the learner to the right lesson."""
+import numpy as np
+import pytest
+
+import reference
+from kit import learner_source, make_checkout, write_learner_file
+from plugin.oracle import KataMismatch, Oracle
+
+LOOP = "06_backward_pass"
+
+
+def backward_pass(old, new):
+    source = learner_source("backward_pass")
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+# The engine loop of kata 06, written as a learner might get it wrong.
+ONCE_PER_EDGE = '''    with set_grad_enabled(create_graph):
+        stack = [(n, g) for n, g in zip(root_nodes, root_grads) if n is not None]
+        while stack:  # runs a node each time a gradient reaches it
+            node, grad = stack.pop()
+            grads = node(grad)
+            if not retain_graph:
+                node.release_saved()
+            for (child, _), child_grad in zip(node.next_functions, grads):
+                if child is not None and child_grad is not None:
+                    stack.append((child, child_grad))
+        return None
+
+    with set_grad_enabled(create_graph):
+        for node in order:'''
+
+
+def test_a_node_run_once_per_edge_is_named_not_retain_graph(pytester):
+    make_checkout(pytester, katas=[LOOP])
+    source = backward_pass("    with set_grad_enabled(create_graph):\n        for node in order:", ONCE_PER_EDGE)
+    write_learner_file(pytester, LOOP, "backward_pass.py", source)
+    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-v", "-k", "diamond or exactly_once")
+    out = result.stdout.str()
+    assert "a diamond: a node ran a second time in one backward pass" in out, out
+    assert "buffer them, and run the node when its turn in the order comes" in out
+    # the once-per-node test fails on its own count, not on the freed graph
+    assert "but the pass ran" in out and "node calls" in out, out
+
+
+def test_grad_mode_left_off_fails_the_test_that_left_it(pytester):
+    make_checkout(pytester, katas=[LOOP])
+    source = backward_pass("    with set_grad_enabled(create_graph):\n        for node in order:",
+                           "    set_grad_enabled(create_graph)  # never put back\n    if True:\n        for node in order:")
+    write_learner_file(pytester, LOOP, "backward_pass.py", source)
+    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-k", "test_a_chain or diamond")
+    out = result.stdout.str()
+    assert "ERROR at teardown of test_a_chain" in out, out
+    assert "grad mode is still off after this test" in out
+    assert "does not require grad and does not have a grad_fn" not in out, out  # the next test's symptom
+    result.assert_outcomes(passed=2, errors=2)  # each test left it off, each says so
+
+
+@pytest.fixture
+def oracle():
+    return Oracle(reference)
+
+
+def test_a_none_where_torch_has_a_value_says_so(oracle):
+    def grad_then_detach(lib, x):
+        (x * 2).sum().backward()
+        grad = x.grad if lib is not reference else None  # the engine's gradient never arrived
+        return grad.detach()
+
+    with pytest.raises(KataMismatch) as caught:
+        oracle.compare(grad_then_detach, x=np.array([1.0, 2.0]))
+    message = str(caught.value)
+    assert "torch runs this without error, the engine raised AttributeError" in message
+    assert "is None in the engine but set in torch: a gradient never reached it" in message
+
+
+def test_a_labelled_result_names_what_differs(oracle):
+    def hooks(lib, x):
+        factor = 3.0 if lib is reference else 4.0
+        return {"the hooks that ran": ["first"], "the gradient each of them saw": (x * 2, x * factor)}
+
+    with pytest.raises(KataMismatch, match=r"^the gradient each of them saw\[1\] differs from torch's"):
+        oracle.compare(hooks, x=np.array([1.0, 2.0]))
+
