@@ -117,6 +117,9 @@ class Grading:
             if import_error:  # one sentence, no frames: the learner's file is at fault
                 report.longrepr = report.kata_message = import_error
                 report.kata_import_error = True
+            recursion = outcomes.recursion_failure(call.excinfo)
+            if recursion and not self.config.getoption("fulltrace", False):
+                report.longrepr = recursion
             hint = self.hints.current(kata)
             if hint:
                 report.sections.append((once.HINT_SECTION, hint))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import reference
-from kit import learner_source, make_checkout, write_learner_file
+from kit import RECURSIVE_TOPOSORT, learner_source, make_checkout, write_learner_file
 from plugin.oracle import KataMismatch, Oracle
 
 LOOP = "06_backward_pass"
@@ -84,3 +84,15 @@ def test_a_labelled_result_names_what_differs(oracle):
     with pytest.raises(KataMismatch, match=r"^the gradient each of them saw\[1\] differs from torch's"):
         oracle.compare(hooks, x=np.array([1.0, 2.0]))
 
+
+
+def test_a_recursive_toposort_fails_in_a_few_friendly_lines(pytester):
+    make_checkout(pytester, katas=["03_toposort"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", RECURSIVE_TOPOSORT)
+    result = pytester.runpytest("--kata", "3", "-p", "no:randomly", "-k", "100000")
+    out = result.stdout.str()
+    assert "RecursionError" in out and "visit (katas/03_toposort/toposort.py, line 10) called itself" in out, out
+    assert "use an explicit stack or queue instead of recursion" in out
+    assert out.count("in visit") == 0 and len(result.outlines) < 60, out
+    full = pytester.runpytest("--kata", "3", "-p", "no:randomly", "-k", "100000", "--full-trace")
+    assert len(full.outlines) > 200 and "called itself" not in full.stdout.str()  # every frame, when asked
