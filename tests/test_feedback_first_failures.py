@@ -96,3 +96,29 @@ def test_a_recursive_toposort_fails_in_a_few_friendly_lines(pytester):
     assert out.count("in visit") == 0 and len(result.outlines) < 60, out
     full = pytester.runpytest("--kata", "3", "-p", "no:randomly", "-k", "100000", "--full-trace")
     assert len(full.outlines) > 200 and "called itself" not in full.stdout.str()  # every frame, when asked
+
+
+# --- kata 05: the seeding tests say their own sentence ---------------------------------------
+
+SEEDING = "05_seeding"
+IMPLICIT_SEED = "grad = output.new_ones(output.shape)"
+
+
+def test_a_seed_with_a_graph_gets_the_seed_message_not_numpys(pytester):
+    make_checkout(pytester, katas=[SEEDING])
+    source = learner_source("seeding")
+    assert source.count(IMPLICIT_SEED) == 1
+    write_learner_file(pytester, SEEDING, "seeding.py", source.replace(IMPLICIT_SEED, "grad = output * 0 + 1"))
+    result = pytester.runpytest("--kata", "5", "-p", "no:randomly", "-v", "-k", "one_element_output_is_seeded")
+    out = result.stdout.str()
+    assert "the implicit seed must be a plain constant" in out, out
+    assert "Can't call numpy() on Tensor that requires grad" not in out, out
+
+
+def test_a_seed_that_is_none_names_the_call(pytester):
+    make_checkout(pytester, katas=[SEEDING])
+    source = learner_source("seeding")
+    write_learner_file(pytester, SEEDING, "seeding.py", source.replace(IMPLICIT_SEED, "grad = None"))
+    result = pytester.runpytest("--kata", "5", "-p", "no:randomly", "-v", "-k", "one_element_output_is_seeded")
+    out = result.stdout.str()
+    assert "make_root_grads(outputs=(<shape ()>,), grad_outputs=None) returned [None]: a seed must be a Tensor, not NoneType" in out, out
