@@ -122,3 +122,31 @@ def test_a_seed_that_is_none_names_the_call(pytester):
     result = pytester.runpytest("--kata", "5", "-p", "no:randomly", "-v", "-k", "one_element_output_is_seeded")
     out = result.stdout.str()
     assert "make_root_grads(outputs=(<shape ()>,), grad_outputs=None) returned [None]: a seed must be a Tensor, not NoneType" in out, out
+
+
+# --- kata 08: the device tests name the piece and show torch's words ---------------------------
+
+DEVICES = "08_devices"
+
+
+def plant_devices(pytester, old, new):
+    make_checkout(pytester, katas=[DEVICES])
+    source = learner_source("devices")
+    assert source.count(old) == 1, old
+    write_learner_file(pytester, DEVICES, "devices.py", source.replace(old, new))
+
+
+def test_two_gpus_let_through_name_check_same_device(pytester):
+    plant_devices(pytester, "if device != devices[0]:", "if device.type != devices[0].type:")
+    result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "mixing_devices and add")
+    out = result.stdout.str()
+    assert "check_same_device let a cuda:0 and a cuda:1 tensor through to add" in out, out
+    assert "Peer access is unavailable" in out  # the GPU's own words, quoted
+
+
+def test_a_bad_device_string_shows_torchs_words(pytester):
+    plant_devices(pytester, '                raise RuntimeError(f"Invalid device string: \'{spec}\'")',
+                  '                raise RuntimeError(f"bad device {spec}")')
+    result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "bad_device_strings")
+    out = result.stdout.str()
+    assert "torch: Invalid device string: 'cuda:x'" in out and "yours: bad device cuda:x" in out, out
