@@ -150,3 +150,21 @@ def test_a_bad_device_string_shows_torchs_words(pytester):
     result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "bad_device_strings")
     out = result.stdout.str()
     assert "torch: Invalid device string: 'cuda:x'" in out and "yours: bad device cuda:x" in out, out
+
+
+# --- kata 10: grads_one_by_one without retain_graph gets the advice ---------------------------
+
+def test_grads_one_by_one_without_retain_graph_gets_the_advice(pytester):
+    from test_kata_10 import capstone_reference, plant_every_kata
+
+    make_checkout(pytester)
+    plant_every_kata(pytester)
+    old = "return [ag.autograd.grad(loss, [w], retain_graph=True)[0] for w in weights]"
+    source = capstone_reference()
+    assert source.count(old) == 1
+    write_learner_file(pytester, "10_capstone", "capstone.py",
+                       source.replace(old, "return [ag.autograd.grad(loss, [w])[0] for w in weights]"))
+    result = pytester.runpytest("--kata", "10", "-p", "no:randomly", "-k", "one_call_per_weight")
+    out = result.stdout.str()
+    assert "grads_one_by_one: the second autograd.grad call found the graph freed" in out, out
+    assert "(retain_graph=True)" in out
