@@ -101,7 +101,7 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
     return None, ""
 
 
-def _is_reference(piece_name):
+def is_reference(piece_name):
     from reference import pieces
 
     return getattr(pieces.active, piece_name, None) is pieces.REFERENCE.get(piece_name)
@@ -111,10 +111,10 @@ def _culprit(node, k):
     """Who made the node's wrong gradient, where its rule is not the only suspect: the
     engine sums a binary node's gradients to its inputs' shapes with `unbroadcast`."""
     kind = getattr(node, "kind", None)
-    if kind is None or not kind.reduce_broadcast or _is_reference("unbroadcast"):
+    if kind is None or not kind.reduce_broadcast or is_reference("unbroadcast"):
         return ""
     shape = tuple(node.input_shapes[k])
-    if _is_reference(kind.rule):
+    if is_reference(kind.rule):
         return (
             f".\n      Its rule {kind.rule} is the reference's here: your unbroadcast (kata 02) "
             f"is at fault, which sums that gradient down to the input's shape {shape}"

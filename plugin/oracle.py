@@ -116,7 +116,12 @@ class Oracle:
         except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
             raise KataMismatch(f"{op}: {_rule_error(error)}") from error
         except RuntimeError as error:
-            if lib is torch or SECOND_TIME not in str(error):
+            if lib is torch:
+                raise
+            unbroadcast = _unbroadcast_shape_error(error)
+            if unbroadcast:
+                raise KataMismatch(f"{op}: {unbroadcast}") from error
+            if SECOND_TIME not in str(error):
                 raise
             # One backward call on a fresh graph: only a node run twice can meet freed tensors.
             raise KataMismatch(
@@ -221,6 +226,26 @@ def _rule_error(error):
         f"your {rule} raised {type(error).__name__}: {error}\n"
         f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
     )
+
+
+def _unbroadcast_shape_error(error):
+    """The engine's shape check after the learner's unbroadcast, in words that name it (the
+    error itself names the node whose gradient it was)."""
+    if "returned an invalid gradient" not in str(error) or graph_view.is_reference("unbroadcast"):
+        return None
+    tb = error.__traceback__
+    while tb is not None:
+        frame_locals = tb.tb_frame.f_locals
+        if tb.tb_frame.f_code.co_name == "_reduced" and hasattr(frame_locals.get("self"), "kind"):
+            node, shape, grad = frame_locals["self"], frame_locals.get("shape"), frame_locals.get("grad")
+            got = tuple(grad.shape) if hasattr(grad, "shape") else "?"
+            return (
+                f"your unbroadcast returned a gradient of shape {got} for input "
+                f"{frame_locals.get('index')} of {node.name()}, whose shape is {tuple(shape)}: it must "
+                f"sum the gradient down to exactly that shape (kata 02)\n  torch's error: {error}"
+            )
+        tb = tb.tb_next
+    return None
 
 
 def _describe_inputs(inputs):

@@ -4,6 +4,7 @@ A test that reaches a learner's stub (NotImplementedError raised in a learner fi
 failure but a to-do: the learner has not written that piece yet. Anything else a learner's
 code raises stays a failure, summed up in one sentence for the kata's row.
 """
+import contextlib
 import functools
 from pathlib import Path
 
@@ -13,8 +14,10 @@ from .manifest import ROOT
 
 TODO = "todo"
 
-# Frames in these folders are the kit's machinery, not the learner's or the test's code.
+# Frames in these folders are the kit's machinery, not the learner's or the test's code;
+# so are contextlib's (a test's `with hint(...)`, a fixture's `with engine_for(...)`).
 _MACHINERY = (ROOT / "reference", ROOT / "plugin")
+_CONTEXTLIB = Path(contextlib.__file__).resolve()
 
 
 class StubReached(Skipped):
@@ -67,7 +70,7 @@ def reached_stub(excinfo, learner_paths):
 
 def _is_machinery(entry):
     path = Path(str(entry.path)).resolve()
-    if any(folder in path.parents for folder in _MACHINERY):
+    if any(folder in path.parents for folder in _MACHINERY) or path == _CONTEXTLIB:
         return True
     return "site-packages" in path.parts or "hypothesis" in path.parts
 

@@ -128,3 +128,33 @@ def test_an_error_in_unbroadcast_names_unbroadcast(oracle):
     message = str(caught.value)
     assert "your unbroadcast raised IndexError" in message, message
     assert "it got a gradient of shape (2, 3) and had to return gradients of shape (3,)" in message, message
+
+
+def test_an_unbroadcast_of_the_wrong_shape_is_named(oracle):
+    def half_done(grad, shape):
+        return grad.sum(dim=0) if grad.ndim > len(shape) + 1 else grad  # stops one axis short
+
+    with pieces.swapped({"unbroadcast": half_done}), pytest.raises(KataMismatch) as caught:
+        oracle.check_grads(lambda lib, a, b: a + b, op="a + b", a=np.ones(3), b=np.ones((2, 2, 3)))
+    message = str(caught.value)
+    assert "your unbroadcast returned a gradient of shape (2, 3) for input 0 of AddBackward0, whose shape is (3,)" in message
+    assert "torch's error: Function AddBackward0 returned an invalid gradient at index 0" in message
+
+
+def test_a_hinted_kata_02_failure_shows_no_frames_of_the_with_statement(pytester):
+    from kit import make_checkout
+
+    make_checkout(pytester, katas=["02_shapes"])
+    source = learner_source("shapes")
+    plant = "def unbroadcast(grad, shape):\n"
+    assert source.count(plant) == 1
+    # averages over the copies instead of summing them: right shapes, wrong values
+    write_learner_file(pytester, "02_shapes", "shapes.py", source.replace(
+        plant, "def unbroadcast(grad, shape):\n    return _sum_to(grad, shape) * (_numel(shape) / grad.numel())\n\n\n"
+               "def _numel(shape):\n    n = 1\n    for side in shape:\n        n *= side\n    return n\n\n\n"
+               "def _sum_to(grad, shape):\n"))
+    result = pytester.runpytest("--kata", "2", "-p", "no:randomly", "-k", "binary_operations_broadcast")
+    out = result.stdout.str()
+    assert "your unbroadcast (kata 02) is at fault" in out, out
+    assert "hint: each operand's gradient must be summed" in out
+    assert "contextlib.py" not in out, out
