@@ -14,6 +14,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
     grading.py     the pytest hooks
     options.py     command-line options
     hints.py       progressive hints, remembered in pytest's cache
+    once.py        say it once: the hint and an import error once per kata, pytest-benchmark quiet
     integrity.py   flags: forbidden imports, reaching the reference's pieces, test files changed
     selection.py   partial runs (-k, --deselect, node ids, -x): a kata is done only graded in full
     tripwire.py    run-time check: the reference's own piece never runs from the learner's code
@@ -45,6 +46,9 @@ def pytest_cmdline_main(config):
     # for the kata's correctness tests).
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
         config.option.dist = "loadgroup"
+    from .once import quiet_benchmark
+
+    quiet_benchmark(config)
 
 
 def pytest_configure(config):
@@ -55,6 +59,7 @@ def pytest_configure(config):
     from .grading import Grading
     from .run_checks import RunChecks
     from .manifest import use_root
+    from .once import ignore_benchmark_warnings
 
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
@@ -68,6 +73,7 @@ def pytest_configure(config):
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     interrupts.install()
+    ignore_benchmark_warnings(config)
     _load_hypothesis_profile(config)
 
 

@@ -39,7 +39,8 @@ def load_learner_module(kata):
         _loaded[kata.path] = _import(kata)
     result = _loaded[kata.path]
     if isinstance(result, LearnerFileError):
-        raise result
+        # A fresh exception each time: raising the stored one again would grow its traceback.
+        raise LearnerFileError(*result.args)
     return result
 
 
@@ -155,6 +156,8 @@ def capstone_blockers(kata, last_status):
             continue
         if not k.exists():
             blockers.append((k, "learner file missing"))
+        elif not _imports(k):
+            blockers.append((k, "does not import"))
         elif stubs_left(k):
             blockers.append((k, "stubs left"))
         elif import_flags(k):
@@ -162,6 +165,14 @@ def capstone_blockers(kata, last_status):
         elif last_status(k) == IN_PROGRESS:
             blockers.append((k, "in progress at the last grading"))
     return blockers
+
+
+def _imports(kata):
+    try:
+        load_learner_module(kata)
+    except LearnerFileError:
+        return False
+    return True
 
 
 def blocked_message(blockers):

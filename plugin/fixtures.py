@@ -32,6 +32,20 @@ def _kata_engine(request):
     # Wires first: a learner file imported for this test (in engine_for) keeps wires too.
     with tripwire.armed(kata, solution), engine_for(kata, solution) as engine:
         yield engine
+    _check_grad_mode_restored(engine)
+
+
+def _check_grad_mode_restored(engine):
+    """A test that leaves grad mode off would fail the next test, far from its cause: fail
+    this one (at its teardown), and put grad mode back."""
+    if engine.is_grad_enabled():
+        return
+    engine.set_grad_enabled(True)
+    pytest.fail(
+        "grad mode is still off after this test: something turned it off and did not turn it "
+        "back on (use `with set_grad_enabled(...):` or `with no_grad():`, which restore it)",
+        pytrace=False,
+    )
 
 
 def _stop_if_blocked(request, kata):

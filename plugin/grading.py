@@ -5,7 +5,8 @@ the right pieces, turn stubs into to-dos, collect results, print the table.
 """
 import pytest
 
-from . import integrity, interrupts, learner_output, outcomes, patches, runaway, selection, tamper, tripwire
+from . import integrity, interrupts, learner_output, once, outcomes, patches, runaway
+from . import selection, tamper, tripwire
 from . import report as json_report
 from .hints import HintBook, load_hints
 from .assembly import learner_file_paths
@@ -146,9 +147,16 @@ class Grading:
             report.kata_message = str(call.excinfo.value)
         if report.failed:
             report.kata_message = outcomes.verdict(report)
+            import_error = once.learner_file_message(call.excinfo)
+            if import_error:  # one sentence, no frames: the learner's file is at fault
+                report.longrepr = report.kata_message = import_error
+                report.kata_import_error = True
+            recursion = outcomes.recursion_failure(call.excinfo)
+            if recursion and not self.config.getoption("fulltrace", False):
+                report.longrepr = recursion
             hint = self.hints.current(kata)
             if hint:
-                report.sections.append(("Hint (pytest --hint shows the next one)", hint))
+                report.sections.append((once.HINT_SECTION, hint))
         return report
 
     def pytest_report_teststatus(self, report, config):
@@ -204,7 +212,8 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
-        yield
+        with once.said_once(terminalreporter.stats):
+            yield
         if _is_xdist_worker(config):
             return
         if self._graded():

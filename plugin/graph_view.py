@@ -87,18 +87,103 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
                 f"{node_name(node)} received a gradient that differs from torch's: the nodes "
                 "that feed it returned the right gradients, so their sum (merging) went wrong"
             )
-        our_out, their_out = ours[1], [g for g in theirs[1]]
-        # Align on the inputs both sides have (a constant operand is None in ours).
-        if len(our_out) != len(their_out):
-            our_out = [g for g, (child, _) in zip(our_out, node.next_functions) if child is not None]
-            their_out = [g for g in their_out if g is not None]
-        for k, (mine, expected) in enumerate(zip(our_out, their_out)):
+        torch_node = pairs[i][1]
+        if not same_operation(node, torch_node):
+            # Different operations at the same place: their outputs mean different things.
+            return node, different_shape(node, torch_node)
+        for k, mine, expected in _aligned_outputs(node, ours[1], theirs[1]):
             if expected is not None and not _close(mine, expected, rtol, atol):
                 return node, (
                     f"{node_name(node)} received the right gradient but returned a wrong one "
-                    f"for its input {k}:\n      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
+                    f"for its input {k} (item {k} of the tuple its rule returns){_culprit(node, k)}:\n"
+                    f"      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
                 )
     return None, ""
+
+
+def is_reference(piece_name):
+    from reference import pieces
+
+    return getattr(pieces.active, piece_name, None) is pieces.REFERENCE.get(piece_name)
+
+
+def _culprit(node, k):
+    """Who made the node's wrong gradient, where its rule is not the only suspect: the
+    engine sums a binary node's gradients to its inputs' shapes with `unbroadcast`."""
+    kind = getattr(node, "kind", None)
+    if kind is None or not kind.reduce_broadcast or is_reference("unbroadcast"):
+        return ""
+    shape = tuple(node.input_shapes[k])
+    if is_reference(kind.rule):
+        return (
+            f".\n      Its rule {kind.rule} is the reference's here: your unbroadcast (kata 02) "
+            f"is at fault, which sums that gradient down to the input's shape {shape}"
+        )
+    return f" (from your {kind.rule}, or your unbroadcast summing it down to shape {shape})"
+
+
+def _aligned_outputs(node, ours, theirs):
+    """(k, our gradient, torch's) for each input both sides have, k counted as in the engine
+    rule's returned tuple. A number operand (`3 * x`) is None on one side or both, and
+    torch may put it in another slot (x.__rmul__(3) is mul(x, 3))."""
+    slots = list(range(len(ours)))
+    if len(ours) != len(theirs) or len(ours) == len(node.next_functions):
+        slots = [k for k, (child, _) in enumerate(node.next_functions) if child is not None]
+        theirs = [g for g in theirs if g is not None]
+    return [(k, ours[k], expected) for k, expected in zip(slots, theirs)]
+
+
+# torch's names for an operation the engine records under another: 2 - x is rsub(x, 2).
+ALIASES = {"RsubBackward0": "SubBackward0", "RsubBackward1": "SubBackward0"}
+
+
+def same_operation(node, torch_node):
+    name = node_name(torch_node)
+    return node_name(node) == ALIASES.get(name, name)
+
+
+def first_order_rule(torch_node):
+    """`sigmoid_backward` for torch's SigmoidBackwardBackward0 (the derivative of a rule that
+    torch computes as one node), else None."""
+    name = node_name(torch_node)
+    if not name.endswith("BackwardBackward0"):
+        return None
+    camel = name[: -len("BackwardBackward0")]
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel).lstrip("_")
+    return f"{snake}_backward"
+
+
+def different_shape(node, torch_node):
+    """Why no node below `node` can be blamed: the two graphs are built differently there."""
+    if all(node_name(child) == "AccumulateGrad" for child in _children(node)):
+        # Nothing below but leaves: the wrong gradient of the leaf is this node's output.
+        return (
+            f"{node_name(node)} received the right gradient but returned a wrong one (torch "
+            f"records this operation as {node_name(torch_node)}: compare the gradients above)"
+        )
+    below = sorted({node_name(n) for n in _subgraph(node)} - {"AccumulateGrad"})
+    sentence = (
+        f"from {node_name(node)} down, your graph is built differently from torch's (torch has "
+        f"{node_name(torch_node)} here), so its nodes cannot be compared one by one"
+    )
+    rule = first_order_rule(torch_node)
+    if rule:
+        sentence += (
+            f".\n      This graph is the derivative of your {rule}: differentiating it runs the "
+            f"backward rules of the operations it is made of ({', '.join(below)}). If {rule} "
+            "passes its own test, one of those rules is wrong: their own tests say which."
+        )
+    return sentence
+
+
+def _subgraph(node):
+    seen, stack = {}, [node]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            stack.extend(_children(n))
+    return list(seen.values())
 
 
 def abbreviate(array, limit=12):

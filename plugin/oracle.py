@@ -9,8 +9,8 @@ change its answer. Then the engine runs on the inputs as given (float32 stays fl
   and locates the first node in backward order whose gradients part from torch's, with a
   drawing of the graph around it.
 - `compare(fn, **inputs)`: fn(lib, **tensors) returns anything (tensors, numbers, None,
-  tuples) or raises; both sides must return equal things, raise the same error (torch's
-  phrase), and warn alike.
+  tuples, {label: value} dicts whose labels name a mismatch) or raises; both sides must
+  return equal things, raise the same error (torch's phrase), and warn alike.
 """
 import warnings
 
@@ -33,6 +33,7 @@ class Constant:
         self.value = value
 
 
+SECOND_TIME = "backward through the graph a second time"
 TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
 
 
@@ -80,15 +81,21 @@ class Oracle:
 
     # --- gradients ---------------------------------------------------------------------
 
-    def check_grads(self, fn, op=None, **inputs):
+    def check_grads(self, fn, op=None, result_name="the result (forward)", **inputs):
+        """`result_name` says what fn returns where it is not a forward result (a first
+        derivative, for a test of second derivatives)."""
         __tracebackhide__ = True
         op = op or getattr(fn, "__name__", "the operation")
         expected = self._run_backward(torch, fn, inputs, float64=True)
         actual = self._run_backward(self.ag, fn, inputs, float64=False)
-        self._compare_outputs(op, expected, actual)
-        for name in inputs:
-            if _wants_grad(inputs[name]):
-                self._compare_grad(op, name, inputs, expected, actual)
+        try:
+            self._compare_outputs(op, result_name, expected, actual)
+            for name in inputs:
+                if _wants_grad(inputs[name]):
+                    self._compare_grad(op, name, inputs, expected, actual)
+        except KataMismatch as mismatch:
+            # The values this call used (a test may have moved them after hypothesis drew them).
+            raise KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}") from None
 
     def _run_backward(self, lib, fn, inputs, float64):
         tensors = _make_inputs(lib, inputs, float64)
@@ -98,7 +105,7 @@ class Oracle:
             run["root"] = out.grad_fn
         return run
 
-    def _backward(self, run, pairs_side, lib):
+    def _backward(self, run, pairs_side, lib, op=""):
         out = run["out"]
         seed = None if out.numel() == 1 else _seed_for(tuple(out.shape))
         if seed is not None:
@@ -106,25 +113,42 @@ class Oracle:
         records, handles = graph_view.record_gradients(pairs_side)
         try:
             out.backward(seed)
+        except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
+            raise KataMismatch(f"{op}: {_rule_error(error)}") from error
+        except RuntimeError as error:
+            if lib is torch:
+                raise
+            unbroadcast = _unbroadcast_shape_error(error)
+            if unbroadcast:
+                raise KataMismatch(f"{op}: {unbroadcast}") from error
+            if SECOND_TIME not in str(error):
+                raise
+            # One backward call on a fresh graph: only a node run twice can meet freed tensors.
+            raise KataMismatch(
+                f"{op}: a node ran a second time in one backward pass, after its saved tensors "
+                "were freed (torch's error: \"Trying to backward through the graph a second "
+                "time\"). A pass runs each node once, with the sum of all the gradients that "
+                "reach it: buffer them, and run the node when its turn in the order comes."
+            ) from error
         finally:
             for handle in handles:
                 handle.remove()
         return records
 
-    def _compare_outputs(self, op, expected, actual):
+    def _compare_outputs(self, op, result_name, expected, actual):
         __tracebackhide__ = True
         pairs = []
         if "root" in expected and "root" in actual:
             pairs = graph_view.pair_graphs(actual["root"], expected["root"])
         expected["records"] = self._backward(expected, [t for _, t in pairs], torch)
-        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag)
+        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag, op)
         actual["pairs"] = pairs
         if actual["value"].shape != expected["value"].shape or not graph_view._close(
             actual["value"].astype(np.float64), expected["value"].astype(np.float64),
             *_tolerance(actual["value"].dtype),
         ):
             raise KataMismatch(
-                f"{op}: the result (forward) differs from torch's\n"
+                f"{op}: {result_name} differs from torch's\n"
                 f"  expected {graph_view.abbreviate(expected['value'])}\n"
                 f"  got      {graph_view.abbreviate(actual['value'])}"
             )
@@ -181,12 +205,63 @@ class Oracle:
         return actual["value"]
 
 
+def _rule_error(error):
+    """A numpy error raised inside a backward rule, in a sentence that names the rule, the
+    gradient's shape it got and the shapes it had to return."""
+    rule, got, wanted = None, None, None
+    tb = error.__traceback__
+    while tb is not None:  # the innermost node call (or unbroadcast) wins
+        frame_locals = tb.tb_frame.f_locals
+        node = frame_locals.get("self")
+        if tb.tb_frame.f_code.co_name == "__call__" and hasattr(node, "kind"):
+            rule, got = node.kind.rule, frame_locals.get("grad")
+            wanted = " and ".join(str(tuple(shape)) for shape in node.input_shapes)
+        elif tb.tb_frame.f_code.co_name == "_reduced" and hasattr(node, "kind"):
+            rule, got, wanted = "unbroadcast", frame_locals.get("grad"), str(tuple(frame_locals.get("shape")))
+        tb = tb.tb_next
+    if rule is None:
+        return f"the backward pass raised {type(error).__name__}: {error}"
+    got_shape = tuple(got.shape) if hasattr(got, "shape") else "?"
+    return (
+        f"your {rule} raised {type(error).__name__}: {error}\n"
+        f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
+    )
+
+
+def _unbroadcast_shape_error(error):
+    """The engine's shape check after the learner's unbroadcast, in words that name it (the
+    error itself names the node whose gradient it was)."""
+    if "returned an invalid gradient" not in str(error) or graph_view.is_reference("unbroadcast"):
+        return None
+    tb = error.__traceback__
+    while tb is not None:
+        frame_locals = tb.tb_frame.f_locals
+        if tb.tb_frame.f_code.co_name == "_reduced" and hasattr(frame_locals.get("self"), "kind"):
+            node, shape, grad = frame_locals["self"], frame_locals.get("shape"), frame_locals.get("grad")
+            got = tuple(grad.shape) if hasattr(grad, "shape") else "?"
+            return (
+                f"your unbroadcast returned a gradient of shape {got} for input "
+                f"{frame_locals.get('index')} of {node.name()}, whose shape is {tuple(shape)}: it must "
+                f"sum the gradient down to exactly that shape (kata 02)\n  torch's error: {error}"
+            )
+        tb = tb.tb_next
+    return None
+
+
+def _describe_inputs(inputs):
+    parts = []
+    for name, value in inputs.items():
+        text = graph_view.abbreviate(np.asarray(_unwrap(value)))
+        parts.append(f"{name}={text}" + (" (constant)" if isinstance(value, Constant) else ""))
+    return ", ".join(parts)
+
+
 def _outcome(lib, fn, tensors):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             value, error = fn(lib, **tensors), None
-        except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+        except (RuntimeError, TypeError, ValueError, IndexError, AttributeError) as exc:
             value, error = None, exc
     kept = [w for w in caught if issubclass(w.category, UserWarning) and not _torch_only(w)]
     return {"value": value, "error": error, "warnings": kept}
@@ -208,7 +283,13 @@ def key_phrase(message):
 def _compare_errors(expected, actual, phrase):
     __tracebackhide__ = True
     if expected is None:
-        raise KataMismatch(f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}") from actual
+        why = ""
+        if isinstance(actual, AttributeError) and "'NoneType'" in str(actual):
+            why = ("\n  (a value the test uses, such as a .grad, is None in the engine but set in "
+                   "torch: a gradient never reached it)")
+        raise KataMismatch(
+            f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}{why}"
+        ) from actual
     if actual is None:
         raise KataMismatch(f"torch raises {type(expected).__name__}: {expected}\n  the engine raised nothing")
     phrase = phrase or key_phrase(expected)
@@ -234,6 +315,12 @@ def _is_tensor(value):
 
 def _compare_values(expected, actual, what):
     __tracebackhide__ = True
+    if isinstance(expected, dict):  # {label: value}: a mismatch is named by its label
+        if not isinstance(actual, dict) or list(actual) != list(expected):
+            raise KataMismatch(f"{what}: torch gives {list(expected)}, the engine {actual!r}")
+        for key, value in expected.items():
+            _compare_values(value, actual[key], key if what == "the result" else f"{what}, {key}")
+        return
     if isinstance(expected, (tuple, list)):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
             raise KataMismatch(f"{what}: torch gives {len(expected)} values, the engine {actual!r}")

@@ -4,6 +4,7 @@ A test that reaches a learner's stub (NotImplementedError raised in a learner fi
 failure but a to-do: the learner has not written that piece yet. Anything else a learner's
 code raises stays a failure, summed up in one sentence for the kata's row.
 """
+import contextlib
 import functools
 from pathlib import Path
 
@@ -14,8 +15,10 @@ from .runaway import RUNNING, TRIPPED, RanAway
 
 TODO = "todo"
 
-# Frames in these folders are the kit's machinery, not the learner's or the test's code.
+# Frames in these folders are the kit's machinery, not the learner's or the test's code;
+# so are contextlib's (a test's `with hint(...)`, a fixture's `with engine_for(...)`).
 _MACHINERY = (ROOT / "reference", ROOT / "plugin")
+_CONTEXTLIB = Path(contextlib.__file__).resolve()
 
 
 class StubReached(Skipped):
@@ -76,7 +79,7 @@ def reached_stub(excinfo, learner_paths):
 
 def _is_machinery(entry):
     path = Path(str(entry.path)).resolve()
-    if any(folder in path.parents for folder in _MACHINERY):
+    if any(folder in path.parents for folder in _MACHINERY) or path == _CONTEXTLIB:
         return True
     return "site-packages" in path.parts or "hypothesis" in path.parts
 
@@ -108,8 +111,36 @@ def verdict(report):
     if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
         return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
     if "RecursionError" in message:
-        return "recursed too deep (RecursionError): use an explicit stack or queue instead of recursion"
+        return f"recursed too deep (RecursionError): {RECURSION_ADVICE}"
     return message
+
+
+RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"
+
+
+def recursion_failure(excinfo):
+    """A RecursionError in a few lines, not a thousand frames: which function of the
+    learner's calls itself, where, and what to do instead. None for any other failure."""
+    if excinfo is None or not excinfo.errisinstance(RecursionError):
+        return None
+    counts = {}
+    tb = excinfo.value.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        key = (code.co_name, code.co_filename, tb.tb_lineno)
+        counts[key] = counts.get(key, 0) + 1
+        tb = tb.tb_next
+    (name, filename, line), repeats = max(counts.items(), key=lambda item: item[1])
+    try:
+        where = Path(filename).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        where = Path(filename).name
+    return (
+        f"RecursionError: {excinfo.value}\n"
+        f"  {name} ({where}, line {line}) called itself {repeats} times deep: Python stops at "
+        "about 1,000 nested calls, and a graph can be 100,000 nodes deep.\n"
+        f"  Fix: {RECURSION_ADVICE} (--full-trace shows every frame)."
+    )
 
 
 def _last_error_line(text):

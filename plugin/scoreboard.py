@@ -5,7 +5,8 @@
 
 One row per learner (their latest report wins, by its `time`), one column per kata: done,
 in progress or not started, with the speed ratio beside it and integrity flags marked `!`
-(in the HTML page the details are on hover). A file that is not a kata report is skipped
+(the HTML page fits a 1024-pixel projector and shows every detail without hover, with the
+class's totals per kata). A file that is not a kata report is skipped
 with a warning naming it. Exit status: 0 when at least one report was merged, 1 when none
 was (or the HTML page could not be written), 2 for a usage error.
 """
@@ -201,22 +202,73 @@ def terminal_table(learners, slugs):
 
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 1em; color: #222; font-size: 15px; }
+h1 { font-size: 1.4em; margin: 0 0 .3em; }
 table { border-collapse: collapse; }
-th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; white-space: nowrap; }
-th { background: #f0f0f0; }
+th, td { border: 1px solid #ccc; padding: .25em .35em; text-align: center; }
+thead th { background: #f0f0f0; font-size: .85em; vertical-align: bottom; }
+th.learner { text-align: left; max-width: 10em; overflow-wrap: anywhere; }
 td.done { background: #c8f0c8; }
 td.in-progress { background: #fff2b3; }
 td.not-started { color: #999; }
 td.flagged { outline: 3px solid #d33; outline-offset: -3px; }
+td.total { font-weight: bold; }
+tfoot td, tfoot th { background: #f0f0f0; font-size: .85em; }
+.name { font-weight: normal; display: block; }
+.small { display: block; font-size: .8em; color: #444; white-space: nowrap; }
 .flag { color: #d33; font-weight: bold; }
 """
 
+STATUS_MARK = {"done": "\u2713", "not started": "\u2013"}  # a check mark, a dash
 
-def html_page(learners, slugs, title="Autograd Katas: class scoreboard"):
-    """A self-contained page (inline CSS, no scripts); every text from a report is escaped."""
+
+def html_cell(entry, footnote=None):
+    """What a cell shows, all of it (no hover on a projector or a touch screen): the status
+    (a check mark, tests passed/total, a dash), then the speed and hints used; a flagged
+    cell points to its footnote below the table."""
     e = html.escape
-    head = "".join(f"<th>{e(slug)}</th>" for slug in slugs)
+    status = entry.get("status", "not started")
+    main = STATUS_MARK.get(status, "")
+    if status == "in progress":
+        main = f"{entry.get('passed', 0)}/{entry['total']}" if entry.get("total") else "started"
+    details = []
+    ratio = entry.get("speed_ratio")
+    if isinstance(ratio, (int, float)):
+        details.append(f"{ratio:.2f}x")
+    if entry.get("hints_used"):
+        details.append(f"{entry['hints_used']}h")
+    text = e(main)
+    if footnote is not None:
+        text += f' <a class="flag" href="#flag-{footnote}">[{footnote}]</a>'
+    if details:
+        text += f'<span class="small">{e(" ".join(details))}</span>'
+    return text
+
+
+def _kata_header(slug):
+    number, _, name = slug.partition("_")
+    return f'<th>{html.escape(number)}<span class="name">{html.escape(name.replace("_", " "))}</span></th>'
+
+
+def class_totals(learners, slugs):
+    """{slug: (done, in progress)}: how many learners are at each stage of each kata."""
+    totals = {}
+    for slug in slugs:
+        statuses = [_entry(data, slug).get("status") for data in learners.values()]
+        totals[slug] = (statuses.count("done"), statuses.count("in progress"))
+    return totals
+
+
+def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=None):
+    """A self-contained page (inline CSS, no scripts); every text from a report is escaped.
+    It fits a 1024-pixel projector: the done column first, narrow kata columns, every detail
+    in the cells or in footnotes (nothing on hover only), the class's totals at the bottom."""
+    e = html.escape
+    made = made or datetime.datetime.now(datetime.timezone.utc)
+    flags = flagged(learners)
+    numbered = {}  # (learner, slug) -> footnote number
+    for name, slug, _ in flags:
+        numbered.setdefault((name, slug), len(numbered) + 1)
     body = []
     for name, data in learners.items():
         cells = []
@@ -224,24 +276,52 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard"):
             entry = _entry(data, slug)
             status = str(entry.get("status", "not started"))
             classes = status.replace(" ", "-") + (" flagged" if entry.get("flags") else "")
-            cells.append(f'<td class="{e(classes)}" title="{e(cell_title(entry))}">{e(cell_text(entry))}</td>')
+            cell = html_cell(entry, numbered.get((name, slug)))
+            cells.append(f'<td class="{e(classes)}" title="{e(cell_title(entry))}">{cell}</td>')
         body.append(
-            f'<tr><th title="report of {e(str(data["time"]))}">{e(name)}</th>{"".join(cells)}'
-            f"<td>{done_count(data, slugs)}/{len(slugs)}</td></tr>"
+            f'<tr><th class="learner">{e(name)}<span class="small">{e(_short_time(data["time"]))}</span></th>'
+            f'<td class="total">{done_count(data, slugs)}/{len(slugs)}</td>{"".join(cells)}</tr>'
         )
+    totals = class_totals(learners, slugs)
+    total_cells = "".join(
+        f'<td>{done} done<span class="small">{busy} in progress</span></td>'
+        for done, busy in (totals[slug] for slug in slugs)
+    )
+    every_kata = sum(1 for data in learners.values() if done_count(data, slugs) == len(slugs))
+    foot = (
+        f'<tfoot><tr><th class="learner">class ({len(learners)})</th>'
+        f'<td>{every_kata}<span class="small">all done</span></td>{total_cells}</tr></tfoot>'
+    )
     items = [
-        f"<li>{e(name)}, {e(slug)}: <span class=\"flag\">{e(str(flag))}</span></li>"
-        for name, slug, flag in flagged(learners)
+        f'<li id="flag-{numbered[(name, slug)]}">[{numbered[(name, slug)]}] {e(name)}, {e(slug)}: '
+        f'<span class="flag">{e(str(flag))}</span></li>'
+        for name, slug, flag in flags
     ]
     flags_html = f"<h2>Flagged (not counted as done)</h2><ul>{''.join(items)}</ul>" if items else ""
+    head = "".join(_kata_header(slug) for slug in slugs)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{e(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{e(title)}</h1><p>{len(learners)} learners; the latest report of each. "
-        "Hover a cell for its tests, speed, hints and flags.</p>"
-        f"<table><thead><tr><th>learner</th>{head}<th>done</th></tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>{flags_html}</body></html>\n"
+        f"<h1>{e(title)}</h1><p>Made {e(made.strftime('%Y-%m-%d %H:%M %Z'))} from the latest report "
+        f"of each of {len(learners)} learners. In a cell: \u2713 done, tests passed/total in "
+        "progress, \u2013 not started; below it the speed against the reference (1.00x is as fast) "
+        "and the hints used (2h); [n] is a flag, listed under the table.</p>"
+        f'<table><thead><tr><th class="learner">learner<span class="small">report time</span></th>'
+        f"<th>done</th>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody>{foot}</table>{flags_html}</body></html>\n"
     )
+
+
+def _short_time(text):
+    """A report's time, in UTC to the minute."""
+    try:
+        moment = _parse_time(text)
+    except ValueError:
+        return str(text)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc)
+    return moment.strftime("%m-%d %H:%M")
 
 
 def main(argv=None, out=sys.stdout, err=sys.stderr):

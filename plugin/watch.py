@@ -6,7 +6,8 @@
 
 It polls the modification times of the katas' .py files (no extra dependency), and when a
 file of kata K changes, clears the screen and runs `python -m pytest --kata K` again (with
---kata N, only kata N's folder is watched). Ctrl-C stops it cleanly (exit status 0).
+--kata N, only kata N's folder is watched). Ctrl-C stops it cleanly (exit status 0); so does
+SIGTERM (a closed terminal tab, `kill`), which stops a pytest run in progress too.
 """
 import argparse
 import shlex
@@ -45,6 +46,14 @@ def changed_kata(before, after):
     return None
 
 
+class Terminated(Exception):
+    """SIGTERM (or SIGHUP) reached the watcher: stop, and stop the pytest it started."""
+
+
+def _on_terminate(signum, frame):
+    raise Terminated(signal.Signals(signum).name)
+
+
 def run_pytest(spec, extra, root):
     command = [sys.executable, "-m", "pytest", "--kata", str(spec), *extra]
     if sys.stdout.isatty():
@@ -58,12 +67,16 @@ def run_pytest(spec, extra, root):
     except KeyboardInterrupt:
         _stop(process)
         raise
+    except Terminated:
+        process.terminate()  # the signal was sent to the watcher only: pass it on
+        _stop(process)
+        raise
 
 
 def _stop(process):
     try:
         process.wait(timeout=5)  # Ctrl-C reached it too (same terminal): let it finish
-    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+    except (subprocess.TimeoutExpired, KeyboardInterrupt, Terminated):
         process.kill()
         process.wait()
 
@@ -109,6 +122,9 @@ def main(argv=None):
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     # Ctrl-C raises KeyboardInterrupt even when started from a shell that ignored SIGINT.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _on_terminate)
     previous = manifest.use_root(Path.cwd())
     try:
         if args.kata != "next" and manifest.find_kata(args.kata) is None:
@@ -117,6 +133,9 @@ def main(argv=None):
         watch(args.kata, extra, args.interval, args.max_runs)
     except KeyboardInterrupt:
         print("\nStopped watching. Goodbye!", flush=True)
+    except Terminated as stopped:
+        print(f"\nStopped watching ({stopped}).", flush=True)
+        return 128 + getattr(signal, str(stopped))  # the shell's code for a process ended by it
     finally:
         manifest.use_root(previous)
     return 0

@@ -304,8 +304,9 @@ class Tensor:
 
     def __repr__(self):
         data = self._data if self._device.type == "cpu" else self.detach().cpu()._data  # printing copies
+        formatter = {"float_kind": _float_format(data)} if data.dtype.kind == "f" else None
         body = np.array2string(
-            data, separator=", ", prefix="tensor(", precision=4, threshold=1000
+            data, separator=", ", prefix="tensor(", threshold=1000, formatter=formatter
         )
         extras = []
         if self._device.type != "cpu":
@@ -505,3 +506,28 @@ Tensor.__truediv__ = Tensor.div = ops.div
 Tensor.__matmul__ = Tensor.matmul = ops.matmul
 Tensor.__neg__ = Tensor.neg = ops.neg
 Tensor.__getitem__ = ops.getitem
+
+
+def _float_format(data, precision=4):
+    """How torch prints the numbers of a float tensor: one format for all of them, padded to
+    one width. Whole numbers print as `2.`; others with 4 decimals, or in scientific notation
+    when they span more than 1000x or are tiny or huge: tensor([2.0000, 0.4000, 0.0000])."""
+    finite = data[np.isfinite(data)]
+    magnitudes = np.abs(finite[finite != 0]).astype(np.float64)
+    if magnitudes.size == 0:
+        whole, scientific = True, False
+    else:
+        low, high = magnitudes.min(), magnitudes.max()
+        whole = bool(np.all(magnitudes == np.ceil(magnitudes)))
+        scientific = high / low > 1000 or high > 1e8 or (not whole and low < 1e-4)
+
+    def text(value):
+        if scientific:
+            return f"{value:.{precision}e}"
+        if whole:
+            return f"{value:.0f}" + ("." if np.isfinite(value) else "")
+        return f"{value:.{precision}f}"
+
+    shown = finite[finite != 0] if magnitudes.size else finite
+    width = max((len(text(v)) for v in shown), default=1)
+    return lambda value: text(value).rjust(width)

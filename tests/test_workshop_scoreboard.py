@@ -20,23 +20,25 @@ def a_report(learner, time, statuses, flags=(), ratio=None):
 
 
 class Cells(HTMLParser):
-    """The page's table as {row header: [(cell text, title)]}."""
+    """The page's table as {row header: [(cell text, title)]} (without the small print)."""
 
     def __init__(self):
         super().__init__()
-        self.rows, self.row, self.cell, self.scripts = {}, None, None, 0
+        self.rows, self.row, self.cell, self.scripts, self.small = {}, None, None, 0, False
 
     def handle_starttag(self, tag, attrs):
         if tag == "script":
             self.scripts += 1
         if tag in ("td", "th"):
             self.cell = ["", dict(attrs).get("title")]
+        self.small = self.small or dict(attrs).get("class") == "small"
 
     def handle_data(self, data):
-        if self.cell is not None:
+        if self.cell is not None and not self.small:
             self.cell[0] += data
 
     def handle_endtag(self, tag):
+        self.small = self.small and tag != "span"
         if tag in ("td", "th") and self.cell is not None:
             self.row = (self.row or []) + [tuple(self.cell)]
             self.cell = None
@@ -80,13 +82,13 @@ def test_the_latest_report_per_learner_wins_and_bad_files_are_skipped_by_name(tm
     cells = Cells()
     cells.feed(text)
     assert cells.scripts == 0
-    assert set(cells.rows) == {"learner", "Ada", "<script>alert(1)</script>"}
-    assert [c[0] for c in cells.rows["learner"]] == ["01_a", "02_b", "done"]
-    (a1, a1_title), (a2, _), (done, _) = cells.rows["Ada"]
-    assert a1.startswith("done") and "speed: 1.23x the reference" in a1_title
-    assert a2.startswith("in progress") and done == "1/2"
-    flagged, flagged_title = cells.rows["<script>alert(1)</script>"][0]
-    assert flagged.endswith("!") and "flagged: imports torch (line 1)" in flagged_title
+    assert set(cells.rows) == {"learner", "Ada", "<script>alert(1)</script>", "class (2)"}
+    assert [c[0] for c in cells.rows["learner"]] == ["done", "01a", "02b"]  # done first
+    (done, _), (a1, a1_title), (a2, _) = cells.rows["Ada"]
+    assert a1.startswith("\u2713") and "speed: 1.23x the reference" in a1_title
+    assert a2.startswith("1/2") and done == "1/2"
+    flagged, flagged_title = cells.rows["<script>alert(1)</script>"][1]
+    assert "[1]" in flagged and "flagged: imports torch (line 1)" in flagged_title
 
 
 def test_no_report_at_all_exits_1_with_a_warning(tmp_path):

@@ -163,4 +163,7 @@ def test_second_derivatives(oracle, name):
         )
         return first
 
-    oracle.check_grads(second, op=f"second derivative through {name}", x=np.array([0.7, 1.3, 2.1]))
+    oracle.check_grads(
+        second, op=f"second derivative through {name}", x=np.array([0.7, 1.3, 2.1]),
+        result_name="the first derivative (what autograd.grad returned)",
+    )

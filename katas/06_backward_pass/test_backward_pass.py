@@ -88,7 +88,8 @@ def test_each_node_runs_exactly_once_per_pass(ag):
     loss = y.sum()
     nodes = reachable_nodes([loss])
     with count_node_runs() as runs:
-        loss.backward()
+        # retain_graph: a node run twice must reach the count below, not a freed-graph error
+        loss.backward(retain_graph=True)
     assert runs.count == nodes, (
         f"the graph has {nodes} nodes, but the pass ran {runs.count} node calls: each node must "
         "run once, with the sum of all the gradients that reach it (buffer them, then run it "
@@ -137,7 +138,11 @@ def test_hooks_run_in_registration_order_and_a_return_replaces_the_gradient(orac
         h.register_hook(lambda g: g * 10)  # replaces the gradient
         h.register_hook(lambda g: calls.append(("third", g.detach().clone())))
         (h * h).sum().backward()
-        return [name for name, _ in calls], tuple(g for _, g in calls), x.grad
+        return {
+            "the hooks that ran, in order": [name for name, _ in calls],
+            "the gradient each of them saw": tuple(g for _, g in calls),
+            "x.grad": x.grad,
+        }
 
     oracle.compare(hooked, x=array(1.0, -2.0))
 

@@ -3,6 +3,7 @@ errors, torch's CPU gradients for values; torch's CUDA tensors too when torch ha
 
 They run on the CUDA backend chosen by AUTOGRAD_KATAS_CUDA (the simulated GPU by default), and
 the gradient tests once more on CuPy when CuPy and a GPU are present."""
+import contextlib
 import gc
 
 import numpy as np
@@ -89,13 +90,18 @@ def test_bad_device_strings_fail_with_torchs_words(ag, spec):
     reach(ag)
     with pytest.raises(RuntimeError) as theirs:
         torch.device(spec)
-    with pytest.raises(RuntimeError) as mine:
+    try:
         ag.pieces.active.Device(spec)
-    if spec == "gpu":
-        assert str(mine.value).startswith("Expected one of cpu, cuda"), str(mine.value)
-        assert str(mine.value).endswith("device type at start of device string: gpu"), str(mine.value)
+    except RuntimeError as error:
+        mine = str(error)
     else:
-        assert str(mine.value) == str(theirs.value)
+        pytest.fail(f"Device({spec!r}) must raise RuntimeError, as torch does: {theirs.value}", pytrace=False)
+    words = f"Device({spec!r}): torch's words expected\n  torch: {theirs.value}\n  yours: {mine}"
+    if spec == "gpu":  # torch lists its many device types; the engine knows cpu and cuda
+        assert mine.startswith("Expected one of cpu, cuda"), words
+        assert mine.endswith("device type at start of device string: gpu"), words
+    else:
+        assert mine == str(theirs.value), words
 
 
 def test_a_bad_device_string_fails_in_tensor_creation(ag):
@@ -157,10 +163,24 @@ def test_mixing_devices_fails_with_torchs_words(ag, op):
     on_gpu1 = ag.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda:1")
     for a, b, first, second in [(on_gpu, on_cpu, "cuda:0", "cpu"), (on_cpu, on_gpu, "cpu", "cuda:0"),
                                 (on_gpu, on_gpu1, "cuda:0", "cuda:1")]:
-        with pytest.raises(RuntimeError) as info:
+        with pytest.raises(RuntimeError) as info, _gpu_refused(op, first, second):
             OPS[op](a, b)
         assert str(info.value) == f"{SAME_DEVICE}{first} and {second}!", (
             f"{op} of a {first} and a {second} tensor: torch's words expected, got {info.value}"
+        )
+
+
+@contextlib.contextmanager
+def _gpu_refused(op, first, second):
+    """The (simulated) GPU's own error, when check_same_device let two devices through."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except ValueError as error:
+        pytest.fail(
+            f"check_same_device let a {first} and a {second} tensor through to {op}, and the GPU "
+            f"itself refused ({error}): check_same_device must raise torch's RuntimeError first",
+            pytrace=False,
         )
 
 

@@ -1,0 +1,84 @@
+"""Say it once (issue 15, section 2): the hint, an import error and pytest-benchmark's output
+are shown once, not under every failure."""
+from kit import learner_source, make_checkout, write_learner_file
+
+KATA = "01_elementwise_rules"
+SIGN_ERROR = learner_source("rules").replace("return grad, -grad", "return grad, grad")
+
+
+def first_hint_line(checkout):
+    hints = (checkout.path / "katas" / KATA / "hints.md").read_text().split("\n---")
+    return next(line for line in hints[0].strip().splitlines() if line.strip())
+
+
+def test_the_hint_shows_once_under_the_first_failure(checkout):
+    write_learner_file(checkout, KATA, "rules.py", SIGN_ERROR)
+    checkout.runpytest("--kata", "1", "--hint", "-k", "no_test_matches_this")
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-k", "not speed")
+    out = result.stdout.str()
+    assert result.parseoutcomes()["failed"] > 1, out
+    assert out.count(first_hint_line(checkout)) == 1, out
+    # ... under the first failure, before the second one's header
+    first, second = [i for i, line in enumerate(result.outlines) if line.startswith("____")][:2]
+    hint_at = next(i for i, line in enumerate(result.outlines) if first_hint_line(checkout) in line)
+    assert first < hint_at < second, out
+
+
+def test_the_hint_shows_once_under_verbose_too(checkout):
+    write_learner_file(checkout, KATA, "rules.py", SIGN_ERROR)
+    checkout.runpytest("--kata", "1", "--hint", "-k", "no_test_matches_this")
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-v", "-k", "test_sub or second_derivatives")
+    assert result.stdout.str().count(first_hint_line(checkout)) == 1, result.stdout.str()
+
+
+def test_an_import_error_shows_once_without_kit_frames(checkout):
+    broken = learner_source("rules") + "\ndef oops(:\n"
+    write_learner_file(checkout, KATA, "rules.py", broken)
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-k", "not speed")
+    out = result.stdout.str()
+    errors = result.parseoutcomes()["errors"]
+    assert errors > 10, out
+    assert out.count("ERROR at setup of") == 1, out
+    assert out.count("SyntaxError: invalid syntax") == 2, out  # the failure and the table's row
+    assert f"the same error stops all {errors} tests of this kata" in out
+    assert "contextlib" not in out and "plugin/" not in out, out
+    assert f"{errors} errors" in result.outlines[-1]  # every test still counted
+
+
+def test_an_import_error_shows_once_under_verbose_and_a_hint(checkout):
+    broken = learner_source("rules") + "\nimport no_such_module_here\n"
+    write_learner_file(checkout, KATA, "rules.py", broken)
+    checkout.runpytest("--kata", "1", "--hint", "-k", "no_test_matches_this")
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-v", "-k", "not speed")
+    out = result.stdout.str().split("Autograd Katas")[0]  # the failures, before the table
+    assert out.count("ModuleNotFoundError: No module named 'no_such_module_here'") == 1, out
+    assert out.count(first_hint_line(checkout)) == 1, out
+    assert "contextlib" not in out, out
+
+
+def test_the_capstone_says_a_kata_does_not_import(pytester):
+    checkout = pytester
+    make_checkout(checkout)  # every kata
+    write_learner_file(checkout, "03_toposort", "toposort.py", "def topological_order(roots:\n")
+    result = checkout.runpytest("--kata", "10", "-p", "no:randomly", "-k", "not speed")
+    out = result.stdout.str()
+    assert "does not import: 03" in out, out
+    assert "stubs left: 01, 02, 04" in out, out
+
+
+def test_no_benchmark_table_unless_asked(checkout):
+    write_learner_file(checkout, KATA, "rules.py", learner_source("rules"))
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "benchmark '" not in out and "Name (time in" not in out, out
+    asked = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-k", "speed", "--benchmark-columns", "median")
+    assert "benchmark '" in asked.stdout.str(), asked.stdout.str()
+
+
+def test_no_benchmark_warning_under_xdist(checkout):
+    write_learner_file(checkout, KATA, "rules.py", learner_source("rules"))
+    result = checkout.runpytest_subprocess("--kata", "1", "-n", "2")
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert "Benchmark" not in out, out
