@@ -560,16 +560,13 @@ ToCopyBackward0 = NodeKind("ToCopyBackward0", "to_backward")
 
 
 def to(x, device=None, dtype=None):
-    # The device piece parses strings: a Device object (the engine's) goes to it as its string.
-    target_device = x._device if device is None else active.Device(str(device))
-    if target_device.type == "cuda" and target_device.index is None:
-        target_device = active.Device("cuda", 0)
+    target_device = x._device if device is None else canonical_device(device)
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
-    if target_device == x._device and target_dtype == x._data.dtype:
+    if target_device is x._device and target_dtype == x._data.dtype:
         return x
     data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
     out, ctx = record(ToCopyBackward0, data, (x,))
-    out._device = canonical_device(target_device)
+    out._device = target_device
     if ctx:
         ctx.source_device = x._device
         ctx.source_dtype = x._data.dtype
