@@ -140,7 +140,7 @@ def test_transfers_copy_and_are_counted(ag):
     on_gpu = transfer(array, cpu, gpu0)
     on_other = transfer(on_gpu, gpu0, gpu1)
     back = transfer(on_other, gpu1, cpu)
-    assert isinstance(back, np.ndarray) and back is not array
+    assert isinstance(back, np.ndarray) and back is not array, "a move to the host gives a new host array"
     np.testing.assert_array_equal(back, array)
     assert stats.counts == {"htod": 1, "dtoh": 1, "dtod": 1}, (
         f"one copy each way expected (host->cuda:0, cuda:0->cuda:1, cuda:1->host), got {stats.counts}: "
