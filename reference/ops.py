@@ -205,7 +205,7 @@ def _integer_power(base, exponent):
         return np.power(base, exponent)
     negative = exponent < 0
     result = np.power(base, np.where(negative, -exponent, exponent))
-    return np.where(negative & (np.abs(base) != 1), 0, result)
+    return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
 
 
 def pow(base, exponent):
@@ -380,11 +380,13 @@ def normalize_dims(dim, ndim):
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
             )
-    if not ndim:
-        return ()
     if len(dims) == 1:
-        return (dims[0] % rank,)
-    return tuple(sorted([d % rank for d in dims]))
+        return (dims[0] % rank,) if ndim else ()
+    axes = sorted([d % rank for d in dims])
+    for first, second in zip(axes, axes[1:]):
+        if first == second:  # (-1, 0) of a vector names dim 0 twice
+            raise RuntimeError(f"dim {first} appears multiple times in the list of dims")
+    return tuple(axes) if ndim else ()
 
 
 # torch's names: the sum of every element, and a sum over given dims.
@@ -487,6 +489,12 @@ def reshape(x, shape):
 
 
 def transpose(x, dim0, dim1):
+    if x._data.ndim == 0:  # torch accepts dims 0 and -1 of a 0-d tensor: a view of it
+        normalize_dims((dim0, dim1), 0)
+        out, ctx = record(TransposeBackward0, x._data[...], (x,))
+        if ctx:
+            ctx.dim0 = ctx.dim1 = 0
+        return _view_of(out, x)
     dim0, dim1 = (normalize_dims(d, x.ndim)[0] for d in (dim0, dim1))
     return _transposed(TransposeBackward0, x, dim0, dim1)
 

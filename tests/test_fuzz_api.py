@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import reference
 import torch
-from fuzz_api import Builder, Engine, Program, differences
+from fuzz_api import Builder, Engine, Program, Step, differences
 
 LONG = os.environ.get("AUTOGRAD_KATAS_FUZZ") == "long"
 MAX_STEPS = 12
@@ -58,3 +58,48 @@ def test_long_search():
         settings(max_examples=500, deadline=None, database=None, suppress_health_check=CHECKS)(
             seed(int(time.time() * 1000) % 2**32 + batch)(given(st.data())(run_program)))()
     print(f"\nlong search: {ran['programs']} programs in {time.monotonic() - start:.0f} s, {batch} batches")
+
+
+# --- what the fuzzer found, kept as explicit programs (each a divergence fixed in the reference) ---
+
+REGRESSIONS = {
+    "bool / int gives float32": ["t = lib.tensor([True, False]) / lib.tensor(2)"],
+    "float32 * int64 gives float32": ["t = lib.tensor([1., 2.]) * lib.tensor([1, 2])"],
+    "bool vector * 0-d int gives int64": ["t = lib.tensor([True]) * lib.tensor(3)"],
+    "bool + 2 gives int64": ["t = lib.tensor([True, False]) + 2"],
+    "exp of an int tensor gives float32": ["t = lib.tensor([-2, 1]).exp()", "u = lib.tensor([True]).sigmoid()"],
+    "an input named twice accumulates once": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "(x * x).sum().backward(inputs=[x, x])"],
+    "a non-leaf in inputs retains its gradient": [
+        "x = lib.tensor(2., requires_grad=True)", "h = x * 2", "y = h * 3",
+        "y.backward(inputs=[h], retain_graph=True)", "y.backward(retain_graph=True)"],
+    "inputs that do not require grad get retain_grad's error": [
+        "x = lib.tensor(2., requires_grad=True)", "c = lib.tensor(1.)", "x.backward(inputs=[c])"],
+    "bad device strings": [f"d = lib.device({s!r})" for s in ["cuda:", "cuda:01", "cuda:-1", "gpu:x", "", "cpu:1"]],
+    "a device is not equal to a string that is no device": ["b = lib.device('cpu') == 'gpu'"],
+    "subtraction with a bool": ["t = lib.tensor([True]) - lib.tensor([False])", "u = lib.tensor([1.]) - True"],
+    "negation of a bool": ["t = -lib.tensor([True])"],
+    "integer to a negative power": ["t = lib.tensor([2]) ** -1", "u = 2 ** lib.tensor([-1, 0, 2])",
+                                    "v = lib.tensor([0, 1, -1, 2]) ** lib.tensor(-3)"],
+    "an in-place result that cannot be cast": ["t = lib.tensor([1, 2])", "t.div_(2)", "u = lib.tensor([True])", "u.add_(2)"],
+    "x[0] is a view that sees in-place changes": ["x = lib.tensor([1., 2.])", "v = x[0]", "x.add_(1)"],
+    "index errors in torch's words": ["x = lib.tensor([1., 2.])", "a = x[:, 0]", "b = x[2]"],
+    "matmul of 0-d and of mismatched dtypes": ["a = lib.tensor(2.) @ lib.tensor(2.)",
+                                                "b = lib.tensor([1., 2.]) @ lib.tensor([1, 2])"],
+    "the last part of an index names the node": [
+        "x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)", "a = x[:, 0]", "b = x[0, 1:]", "c = x[1:, 0]"],
+    "transpose of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "t = x.transpose(0, -1)",
+                                  "t.backward()"],
+    "a dim named twice": ["x = lib.tensor([[1., 2.]])", "t = x.sum(dim=(-1, 1))", "u = lib.tensor(2.).sum(dim=(-1, 0))"],
+    "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
+                                               "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
+}
+
+
+@pytest.mark.parametrize("name", list(REGRESSIONS))
+def test_a_divergence_found_once_stays_fixed(name):
+    theirs, mine = Engine(torch, symbolic_devices=True), Engine(reference, symbolic_devices=False)
+    program = Program(Step(line) for line in REGRESSIONS[name])
+    for step in program:
+        found = differences(theirs.run(step), mine.run(step)) + differences(theirs.observe(), mine.observe())
+        assert not found, f"{name}:\n{program}\n" + "\n".join(found)
