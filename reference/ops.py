@@ -490,7 +490,7 @@ def reshape(x, shape):
 
 def transpose(x, dim0, dim1):
     if x._data.ndim == 0:  # torch accepts dims 0 and -1 of a 0-d tensor: a view of it
-        normalize_dims((dim0, dim1), 0)
+        normalize_dims(dim0, 0), normalize_dims(dim1, 0)
         out, ctx = record(TransposeBackward0, x._data[...], (x,))
         if ctx:
             ctx.dim0 = ctx.dim1 = 0
