@@ -124,7 +124,23 @@ def binary(ufunc, a, b, integers_to_float=False):
         a_data = a_data.astype(dtype)
     if b_data.dtype != dtype:
         b_data = b_data.astype(dtype)
-    return ufunc(a_data, b_data)
+    try:
+        return ufunc(a_data, b_data)
+    except ValueError:
+        raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
+
+
+def broadcast_error(a, b):
+    """torch's words for shapes that do not broadcast: the first mismatch from the right,
+    numbered as a dimension of the result."""
+    ndim = builtins.max(len(a), len(b))
+    for dim in range(ndim - 1, -1, -1):
+        size_a = a[dim - ndim + len(a)] if dim - ndim + len(a) >= 0 else 1
+        size_b = b[dim - ndim + len(b)] if dim - ndim + len(b) >= 0 else 1
+        if size_a != size_b and 1 not in (size_a, size_b):
+            return (f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
+                    f"at non-singleton dimension {dim}")
+    return f"shapes {list(a)} and {list(b)} cannot be broadcast"
 
 
 def operands(op, a, b):
@@ -704,9 +720,28 @@ def to(x, device=None, dtype=None):
 # --- in place -----------------------------------------------------------------------------------------
 
 
+def _check_result_shape(target, result):
+    if result._data.shape != target._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result._data.shape)}"
+        )
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:  # shapes that do not broadcast at all: the operation says so in torch's words
+        return False
+
+
 def _check_cast(target, op, a, b):
     """torch's refusal to write a result into a tensor of a lower category (a float into an
     int tensor, an int into a bool one): x.div_(2) on int64 is an error, not a truncation."""
+    if a._data.dtype == b._data.dtype and op is not div:
+        return
+    if not _broadcasts_to(b._data.shape, a._data.shape):
+        return  # torch checks the shape first: the operation raises its error
     dtype = a._data.dtype if a._data.dtype == b._data.dtype else result_dtype(a, b)
     if op is div and dtype.kind in "biu":
         dtype = DEFAULT_FLOAT
@@ -741,6 +776,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
             )
         old = Tensor(target._data.copy(), target._requires_grad, target.grad_fn, target._device)
         result = op(old, other)
+        _check_result_shape(target, result)  # before the target joins the graph
         target.grad_fn = result.grad_fn
         target._requires_grad = True
     elif ufunc is not None and fill is None:
@@ -748,7 +784,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
         shape = target._data.shape
         # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an
         # optimizer step `p.sub_(lr * p.grad)` always has equal shapes.)
-        if other._data.shape == shape or np.broadcast_shapes(shape, other._data.shape) == shape:
+        if other._data.shape == shape or _broadcasts_to(other._data.shape, shape):
             ufunc(target._data, other._data, out=target._data)  # numpy's "same_kind" casting
             target._bump_version()
             return target
@@ -757,12 +793,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
         result = None if fill is not None else op(target, other)
     if fill is not None:
         target._data.fill(fill)
-    elif result._data.shape != target._data.shape:
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(result._data.shape)}"
-        )
     else:
+        _check_result_shape(target, result)
         target._data[...] = result._data
     target._bump_version()
     return target

@@ -232,6 +232,7 @@ class Builder:
         self.count = 0
         self._draw = None
         self.used = set()  # tensors already an operand: a view of them may exist
+        self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -313,10 +314,12 @@ class Builder:
         name = self.pick(names)
         return name, name
 
-    def result(self, name, expression, tensor_names, outputs=None):
+    def result(self, name, expression, tensor_names, outputs=None, view=False):
         """`name = expression`; in torch an error if the tensor operands live apart."""
         outputs = outputs or name
         self.used.update(tensor_names)
+        if view:
+            self.viewed.update([name, *tensor_names])
         devices = {self.device(n) for n in tensor_names}
         scalars_on_cpu = [n for n in tensor_names if self.device(n) == "cpu" and self.engine.names[n].ndim == 0]
         if len(devices) > 1 and scalars_on_cpu:
@@ -380,7 +383,7 @@ class Builder:
         choice = self.pick(choices)
         if choice == "transpose":
             choice = f"transpose({self.dim(x)}, {self.dim(x)})"
-        return self.result(self.new_name(), f"{x}.{choice}", [x])
+        return self.result(self.new_name(), f"{x}.{choice}", [x], view=True)
 
     def index(self):
         x = self.pick(self.tensors()) if self.tensors() else None
@@ -390,7 +393,7 @@ class Builder:
         choices = ["[0]", "[-1]", "[1:]", "[:, 0]", f"[{length}]"]
         if self.device(x) == "cpu" and length:  # an index tensor lives on the CPU (torch would accept it on a GPU too)
             choices.append(f"[lib.tensor({self.draw(st.lists(st.integers(0, length - 1), min_size=1, max_size=4))!r})]")
-        return self.result(self.new_name(), f"{x}{self.pick(choices)}", [x])
+        return self.result(self.new_name(), f"{x}{self.pick(choices)}", [x], view=True)
 
     def softmax(self):
         x = self.pick(self.tensors()) if self.tensors() else None
@@ -407,7 +410,7 @@ class Builder:
 
     def detach(self):
         x = self.pick(self.tensors())
-        return self.result(self.new_name(), f"{x}.{self.pick(['detach()', 'data'])}", [x])
+        return self.result(self.new_name(), f"{x}.{self.pick(['detach()', 'data'])}", [x], view=True)
 
     def move(self):
         x = self.pick(self.tensors())
@@ -475,6 +478,9 @@ class Builder:
     def inplace(self):
         x = self.pick(self.tensors())
         other, other_tensor = self.operand(like=x)
+        grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
+        if x in self.viewed and grads:
+            return None  # torch rewrites the graph of a view and its base; this engine does not (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
         code = f"{x}.zero_()" if op == "zero_" else f"{x} {op} {other}" if "=" in op else f"{x}.{op}({other})"
         if self.draw(st.booleans()):

@@ -91,6 +91,12 @@ REGRESSIONS = {
     "transpose of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "t = x.transpose(0, -1)",
                                   "t.backward()"],
     "a dim named twice": ["x = lib.tensor([[1., 2.]])", "t = x.sum(dim=(-1, 1))", "u = lib.tensor(2.).sum(dim=(-1, 0))"],
+    "shapes that do not broadcast": ["a = lib.ones(2, 3) + lib.ones(3, 2)", "x = lib.tensor([1., 2., 3.])",
+                                     "x.add_(lib.tensor([1., 2.]))"],
+    "an in-place shape error comes before a cast error": [
+        "t = lib.tensor([1, 2, 3])", "t.add_(lib.tensor([[1., 2., 3.], [4., 5., 6.]]))"],
+    "a failed in-place operation leaves its target as it was": [
+        "w = lib.tensor([1.], requires_grad=True)", "t = lib.tensor(2.)", "t.add_(w)"],
     "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
                                                "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
 }
