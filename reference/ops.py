@@ -559,18 +559,25 @@ BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
 
 def _check_matmul(a, b):
     """torch's errors for matmul, in the words of its 2-D case for every case (torch words
-    them after the kernel that runs: dot, mv, mm, bmm). matmul never promotes dtypes."""
-    if a.dtype != b.dtype:
-        names = {"float64": "double", "float32": "float", "int64": "long int"}
-        raise RuntimeError(
-            "expected m1 and m2 to have the same dtype, but got: "
-            f"{names.get(a.dtype.name, a.dtype.name)} != {names.get(b.dtype.name, b.dtype.name)}"
-        )
+    them after the kernel that runs: dot, mv, mm, bmm). matmul never promotes dtypes; torch
+    checks the dtypes first for two vectors, the shapes first otherwise."""
+    if a.ndim == b.ndim == 1:
+        _check_matmul_dtypes(a, b)
     rows, inner = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]
     if inner != (b.shape[-2] if b.ndim > 1 else b.shape[0]):
         m2 = b.shape[-2:] if b.ndim > 1 else (b.shape[0], 1)
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner} and {m2[0]}x{m2[1]})"
+        )
+    _check_matmul_dtypes(a, b)
+
+
+def _check_matmul_dtypes(a, b):
+    if a.dtype != b.dtype:
+        names = {"float64": "double", "float32": "float", "int64": "long int"}
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{names.get(a.dtype.name, a.dtype.name)} != {names.get(b.dtype.name, b.dtype.name)}"
         )
 
 
@@ -635,10 +642,11 @@ def getitem(x, index):
         data = x._data[whole]
     except IndexError as error:  # numpy's words, told in torch's
         raise IndexError(_torch_index_error(str(error), x._data.ndim)) from None
-    out, ctx = record(_index_kind(index), data, (x,))
+    kind = _index_kind(index)
+    out, ctx = record(kind, data, (x,))
     if ctx:
         ctx.index = index
-    if np.may_share_memory(data, x._data):
+    if kind is not IndexBackward0:  # ints and slices give a view (an empty one too); arrays a copy
         _view_of(out, x)
     return out
 
@@ -759,16 +767,20 @@ def inplace(target, op, other, fill=None, ufunc=None):
     input and target takes the new node as its grad_fn (torch rebases it the same way).
     Otherwise `ufunc` (np.add for add_) writes straight into the array, like numpy's `+=`.
     """
-    if op is sub:
-        _check_sub(target, other)
-    if fill is None:
-        _check_cast(target, op, *operands("inplace", target, other))
     recording = GradMode.enabled and (
         target._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
     )
     if recording and target.grad_fn is None and target._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if op is sub:
+        _check_sub(target, other)
+    if fill is None:
+        _check_cast(target, op, *operands("inplace", target, other))
     if recording:
+        if target._base is not None and target._base.is_leaf and target._base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation."
+            )
         if target._base is not None:
             raise RuntimeError(
                 "this engine does not record in-place operations on views of tensors that "

@@ -288,12 +288,24 @@ class Builder:
         floating = dtype in ("float32", "float64") or (dtype is None and kind == "float")
         if self.draw(st.booleans()) and (floating or self.draw(st.integers(0, 9)) == 0):
             args.append("requires_grad=True")
+        options = args[1:]
         device = self.pick(DEVICES + ["cpu"] * 4 + [None] * 4)
         torch_args = list(args)
         if device:
             args.append(f"device={device!r}")
             torch_args.append("device='cpu'")
-        function = self.pick(["tensor"] * 4 + ["ones_like", "zeros_like"])
+        function = self.pick(["tensor"] * 4 + ["ones_like", "zeros_like", "zeros", "ones", "arange"])
+        if function in ("zeros", "ones", "arange"):
+            if function == "arange":
+                shape_args = [self.pick(["3", "1, 4", "0., 2., 0.5", "-1, 2, 2"])]
+                keep = [a for a in options if a.startswith("dtype") and "bool" not in a or a.startswith("requires")]
+            else:
+                shape_args = [", ".join(map(str, shape)) or "()"]
+                keep = options
+            rest = keep + ([f"device={device!r}"] if device else [])
+            torch_rest = keep + (["device='cpu'"] if device else [])
+            return Step(f"{name} = lib.{function}({', '.join(shape_args + rest)})",
+                        f"{name} = lib.{function}({', '.join(shape_args + torch_rest)})", {name: canonical(device or "cpu")})
         if function != "tensor" and self.tensors():
             like = self.pick(self.tensors())
             rest = ", requires_grad=True" if "requires_grad=True" in args else ""
@@ -406,7 +418,7 @@ class Builder:
         if x is None:
             return None
         choice = self.pick(["float()", "double()", "to(lib.float64)", "to(lib.float32)", "clone()"])
-        return self.result(self.new_name(), f"{x}.{choice}", [x])
+        return self.result(self.new_name(), f"{x}.{choice}", [x], view=choice != "clone()")  # maybe x itself
 
     def detach(self):
         x = self.pick(self.tensors())
