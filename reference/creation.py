@@ -79,6 +79,8 @@ def rand(*size, requires_grad=False, dtype=None, device=None):
 def arange(start, end=None, step=1, requires_grad=False, dtype=None, device=None):
     if end is None:
         start, end = 0, start
+    if dtype is not None and np.dtype(dtype).kind in "iu" and int(step) == 0:
+        raise ValueError("step must be nonzero")  # torch casts the step to the dtype first: 0.5 -> 0
     array = np.arange(start, end, step, dtype=_dtype(dtype))
     if dtype is None and array.dtype == np.float64:
         array = array.astype(np.float32)

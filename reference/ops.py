@@ -468,7 +468,11 @@ def max(x, dim=None, keepdim=False):
         return out
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
-        return MaxResult((x.clone(), Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
+        out, ctx = record(MaxBackward0, x._data.copy(), (x,))
+        if ctx:  # the rule of max() serves: the one element gets the whole gradient
+            ctx.dim = None
+            ctx.save_for_backward(x, out)
+        return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
     indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
     values = np.take_along_axis(x._data, indices, axis)

@@ -152,8 +152,9 @@ class Engine:
         if t.is_leaf or t.retains_grad:
             grad = t.grad
             shown["grad"] = None if grad is None else self.show_tensor(name, grad)
-            if grad is not None:  # how torch made a .grad shows in its version: not the API
-                del shown["grad"]["version"]
+            if grad is not None:  # how torch made a .grad shows in its version and, under
+                del shown["grad"]["version"]  # create_graph, its grad_fn (CopyBackwards): README
+                del shown["grad"]["grad_fn"]
             previous = self.last_grad.get(name)
             shown["grad is the same object"] = grad is not None and grad is previous
             self.last_grad[name] = grad
@@ -493,6 +494,8 @@ class Builder:
         grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
         if x in self.viewed and grads:
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
+        if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
+            return None  # maybe two views of one array: torch refuses a partial overlap (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
         code = f"{x}.zero_()" if op == "zero_" else f"{x} {op} {other}" if "=" in op else f"{x}.{op}({other})"
         if self.draw(st.booleans()):
