@@ -57,19 +57,20 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             active.run_backward(tensors, seeds, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
-    _check_inputs(inputs)  # after the outputs (seeds above), as torch checks them
+    if not inputs:  # checked after the outputs (seeds above), as torch checks them
+        raise RuntimeError("inputs argument to backward() cannot be empty.")
+    for t in inputs:
+        # As torch: a non-leaf named in inputs retains its gradient from now on (the pass
+        # fills its .grad), and a tensor that does not require grad gets retain_grad's error.
+        t.retain_grad()
     with _collector_paused():
         grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+    done = set()
     with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
-            if g is None:
-                continue
-            if t.is_leaf:
+            if g is not None and t.is_leaf and id(t) not in done:
+                done.add(id(t))  # a tensor named twice in inputs gets its gradient once, as in torch
                 active.accumulate_grad(t, g, create_graph)
-            else:
-                # A non-leaf named in inputs keeps its gradient as retain_grad does: a copy,
-                # then out-of-place sums (torch never accumulates into it in place).
-                t._grad = g.clone() if t._grad is None else t._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

@@ -2,9 +2,8 @@
 dtype), ints int64; a numpy array keeps its dtype (float64 stays float64)."""
 import numpy as np
 
-from .devices import Device
 from .pieces import active
-from .tensor import Tensor, canonical_device
+from .tensor import CPU, Tensor, canonical_device
 
 _rng = np.random.default_rng()
 
@@ -18,12 +17,10 @@ def manual_seed(seed):
 def _place(array, requires_grad, device):
     if requires_grad and array.dtype.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    device = active.Device(str(device)) if device is not None else Device("cpu")
-    if device.type == "cuda" and device.index is None:
-        device = active.Device("cuda", 0)
-    if device.type != "cpu":
-        array = active.transfer(array, Device("cpu"), device)
-    out = Tensor(array, device=canonical_device(device))
+    device = CPU if device is None else canonical_device(device)
+    if device is not CPU:
+        array = active.transfer(array, CPU, device)
+    out = Tensor(array, device=device)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -82,6 +79,8 @@ def rand(*size, requires_grad=False, dtype=None, device=None):
 def arange(start, end=None, step=1, requires_grad=False, dtype=None, device=None):
     if end is None:
         start, end = 0, start
+    if dtype is not None and np.dtype(dtype).kind in "iu" and int(step) == 0:
+        raise ValueError("step must be nonzero")  # torch casts the step to the dtype first: 0.5 -> 0
     array = np.arange(start, end, step, dtype=_dtype(dtype))
     if dtype is None and array.dtype == np.float64:
         array = array.astype(np.float32)

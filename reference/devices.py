@@ -7,6 +7,8 @@ the only way across is `.to()`, whose gradient travels back the same way.
 Device-agnostic code asks `array_module(device)` for the array library (numpy, the
 simulated GPU's module, or CuPy) instead of importing numpy by name.
 """
+import re
+
 import numpy as np
 
 from . import cuda
@@ -14,6 +16,9 @@ from . import cuda
 __all__ = ["Device", "array_module", "transfer", "check_same_device", "to_backward"]
 
 DEVICE_TYPES = ("cpu", "cuda")
+# torch's grammar of a device string: a name, then maybe ":" and an index written without
+# a sign or leading zeros ("cuda:1"; not "cuda:", "cuda:01" or "cuda:-1").
+DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
 
 
 class Device:
@@ -26,24 +31,37 @@ class Device:
             spec, index = spec.type, spec.index if index is None else index
         if not isinstance(spec, str):
             raise TypeError(f"device() received an invalid combination of arguments: {spec!r}")
-        kind, _, number = spec.partition(":")
+        if not spec:
+            raise RuntimeError("Device string must not be empty")
+        match = DEVICE_STRING.fullmatch(spec)
+        if match is None:  # torch checks the grammar first: "gpu:x" is no device string at all
+            raise RuntimeError(f"Invalid device string: '{spec}'")
+        kind, number = match.groups()
         if kind not in DEVICE_TYPES:
             raise RuntimeError(
                 f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of "
                 f"device string: {spec}"
             )
-        if number:
-            if index is not None or not number.isdigit():
-                raise RuntimeError(f"Invalid device string: '{spec}'")
+        if number is not None:
+            if index is not None:
+                raise RuntimeError(
+                    "type (string) must not include an index because index was passed "
+                    f"explicitly: {spec}"
+                )
             index = int(number)
-        if kind == "cpu" and index not in (None, 0):
-            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = kind
         self.index = index
 
     def __eq__(self, other):
+        # The kit's choice: a device equals the string that names it (torch.device never
+        # equals a string). A string that names no device is simply not equal, as in torch.
         if isinstance(other, str):
-            other = Device(other)
+            try:
+                other = Device(other)
+            except RuntimeError:
+                return False
         return isinstance(other, Device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):

@@ -70,8 +70,8 @@ def _make_constant(value, like):
         kind = like._data.dtype.kind
         if isinstance(value, float) and kind not in "fc":
             dtype = DEFAULT_FLOAT
-        elif isinstance(value, (bool, np.bool_)) and kind == "b":
-            dtype = np.bool_
+        elif kind == "b" and not isinstance(value, (bool, np.bool_)):
+            dtype = np.dtype(np.int64)  # bool tensor + 2: torch gives int64 (a number's own type)
         else:
             dtype = like._data.dtype
         if like._device.type != "cpu":
@@ -86,26 +86,61 @@ def _make_constant(value, like):
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+def promote(a, b):
+    """torch's promotion of two dtypes: the higher category wins (bool < integer < float),
+    the wider within one (numpy would give float64 for float32 and int64)."""
+    if a is None or b is None or a == b:
+        return a if b is None else b
+    ka, kb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ka != kb:
+        return a if ka > kb else b
+    return np.promote_types(a, b)
+
+
 def result_dtype(a, b):
-    """torch's promotion where it differs from numpy's: a 0-d operand (a number, or a 0-d
-    tensor) does not widen a dimensioned one of the same kind (float32 * 0-d float64 stays
-    float32; int64 * 2.5 gives float32); it decides only when its kind is higher."""
-    if (a.ndim == 0) == (b.ndim == 0):
-        return None
-    sized, zero_d = (a, b) if b.ndim == 0 else (b, a)
-    if _CATEGORY[zero_d._data.dtype.kind] > _CATEGORY[sized._data.dtype.kind]:
-        return zero_d._data.dtype
-    return sized._data.dtype
+    """torch's result dtype of an operation on tensors a and b. Dimensioned tensors decide,
+    unless a 0-d one (a number, or a 0-d tensor) is of a higher category: float32 * 0-d
+    float64 stays float32, int64 * 2.5 gives float32, bool * 0-d int64 gives int64."""
+    sized = promote(a._data.dtype if a._data.ndim else None, b._data.dtype if b._data.ndim else None)
+    zero_d = promote(a._data.dtype if not a._data.ndim else None, b._data.dtype if not b._data.ndim else None)
+    if sized is None or zero_d is None:
+        return sized if zero_d is None else zero_d
+    if _CATEGORY[zero_d.kind] > _CATEGORY[sized.kind]:
+        return zero_d
+    return sized
 
 
-def binary(ufunc, a, b):
-    """ufunc(a, b) on the arrays, with torch's result dtype."""
-    data = ufunc(a._data, b._data)
-    if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
+def binary(ufunc, a, b, integers_to_float=False):
+    """ufunc(a, b) on the arrays, computed in torch's result dtype (the default float for a
+    true division of integers or bools, when `integers_to_float`)."""
+    a_data, b_data = a._data, b._data
+    if a_data.dtype is b_data.dtype or a_data.dtype == b_data.dtype:
+        dtype = a_data.dtype
+    else:
         dtype = result_dtype(a, b)
-        if dtype is not None and data.dtype != dtype:
-            data = data.astype(dtype)
-    return data
+    if integers_to_float and dtype.kind in "biu":
+        dtype = DEFAULT_FLOAT
+    if a_data.dtype != dtype:
+        a_data = a_data.astype(dtype)
+    if b_data.dtype != dtype:
+        b_data = b_data.astype(dtype)
+    try:
+        return ufunc(a_data, b_data)
+    except ValueError:
+        raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
+
+
+def broadcast_error(a, b):
+    """torch's words for shapes that do not broadcast: the first mismatch from the right,
+    numbered as a dimension of the result."""
+    ndim = builtins.max(len(a), len(b))
+    for dim in range(ndim - 1, -1, -1):
+        size_a = a[dim - ndim + len(a)] if dim - ndim + len(a) >= 0 else 1
+        size_b = b[dim - ndim + len(b)] if dim - ndim + len(b) >= 0 else 1
+        if size_a != size_b and 1 not in (size_a, size_b):
+            return (f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
+                    f"at non-singleton dimension {dim}")
+    return f"shapes {list(a)} and {list(b)} cannot be broadcast"
 
 
 def operands(op, a, b):
@@ -138,7 +173,26 @@ def add(a, b):
     return out
 
 
+def _is_bool(value):
+    return isinstance(value, (bool, np.bool_)) or isinstance(value, Tensor) and value._data.dtype == np.bool_
+
+
+def _check_sub(a, b):
+    # torch refuses a bool operand (a Python bool too): it would be a mask's xor, or a mistake.
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
 def sub(a, b):
+    _check_sub(a, b)
     a, b = operands("sub", a, b)
     out, ctx = record(SubBackward0, binary(np.subtract, a, b), (a, b))
     return out
@@ -154,13 +208,20 @@ def mul(a, b):
 
 def div(a, b):
     a, b = operands("div", a, b)
-    data = binary(np.true_divide, a, b)
-    if data.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
-        data = data.astype(DEFAULT_FLOAT)  # int / int: torch gives the default float dtype
-    out, ctx = record(DivBackward0, data, (a, b))
+    out, ctx = record(DivBackward0, binary(np.true_divide, a, b, integers_to_float=True), (a, b))
     if ctx:
         ctx.save_for_backward(a, b)
     return out
+
+
+def _integer_power(base, exponent):
+    """np.power for integers, with torch's answer to a negative exponent (numpy refuses):
+    1 / base ** n truncated, so 0 except for the bases 1 and -1."""
+    if base.dtype.kind not in "biu" or not (exponent < 0).any():
+        return np.power(base, exponent)
+    negative = exponent < 0
+    result = np.power(base, np.where(negative, -exponent, exponent))
+    return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
 
 
 def pow(base, exponent):
@@ -169,8 +230,15 @@ def pow(base, exponent):
         else PowBackward1 if isinstance(base, Tensor)
         else PowBackward2
     )
+    integers = (isinstance(base, Tensor) and base._data.dtype.kind in "biu"
+                and isinstance(exponent, int) and exponent < 0)
+    if integers:  # torch refuses a negative number as an integer tensor's exponent
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     base, exponent = operands("pow", base, exponent)
-    out, ctx = record(kind, binary(np.power, base, exponent), (base, exponent))
+    if base._data.dtype == np.bool_ and exponent._data.dtype == np.bool_:
+        not_for("b", "pow", base)
+    power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
+    out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
     if ctx:
         ctx.save_for_backward(base, exponent, out)
     return out
@@ -191,20 +259,42 @@ SignBackward0 = NodeKind("SignBackward0", "sign_backward")
 CloneBackward0 = NodeKind("CloneBackward0", "clone_backward")
 
 
+def torch_name(dtype):
+    """How torch's messages name a dtype ("Long" for int64)."""
+    return {"bool": "Bool", "int64": "Long", "float32": "Float", "float64": "Double"}.get(dtype.name, dtype.name)
+
+
+def not_for(dtypes, kernel, x):
+    """torch has no kernel for these dtypes (of the kinds in `dtypes`): its NotImplementedError."""
+    if x._data.dtype.kind in dtypes:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{torch_name(x._data.dtype)}\'')
+
+
+def floating(x):
+    """x's array as floats: exp, log, ... of an integer or bool tensor give torch's default
+    float dtype (numpy would give float64, or float16 for bools)."""
+    return x._data if x._data.dtype.kind in "fc" else x._data.astype(DEFAULT_FLOAT)
+
+
 def neg(x):
+    if x._data.dtype == np.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     out, ctx = record(NegBackward0, -x._data, (x,))
     return out
 
 
 def exp(x):
-    out, ctx = record(ExpBackward0, np.exp(x._data), (x,))
+    out, ctx = record(ExpBackward0, np.exp(floating(x)), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def log(x):
-    out, ctx = record(LogBackward0, np.log(x._data), (x,))
+    out, ctx = record(LogBackward0, np.log(floating(x)), (x,))
     if ctx:
         ctx.save_for_backward(x)
     return out
@@ -212,7 +302,8 @@ def log(x):
 
 def sigmoid(x):
     # 1 / (1 + e^-x); e^-x overflows to inf for very negative x, which gives the right 0.
-    data = np.negative(x._data, out=np.empty_like(x._data))  # an array even when 0-d
+    x_data = floating(x)
+    data = np.negative(x_data, out=np.empty_like(x_data))  # an array even when 0-d
     with np.errstate(over="ignore"):
         np.exp(data, out=data)
     data += 1
@@ -224,13 +315,15 @@ def sigmoid(x):
 
 
 def tanh(x):
-    out, ctx = record(TanhBackward0, np.tanh(x._data), (x,))
+    out, ctx = record(TanhBackward0, np.tanh(floating(x)), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def relu(x):
+    if x._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     out, ctx = record(ReluBackward0, np.maximum(x._data, 0), (x,))
     if ctx:
         ctx.save_for_backward(out)
@@ -238,13 +331,14 @@ def relu(x):
 
 
 def sqrt(x):
-    out, ctx = record(SqrtBackward0, np.sqrt(x._data), (x,))
+    out, ctx = record(SqrtBackward0, np.sqrt(floating(x)), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
 
 
 def abs(x):
+    not_for("b", "abs_cpu", x)
     out, ctx = record(AbsBackward0, np.abs(x._data), (x,))
     if ctx:
         ctx.save_for_backward(x)
@@ -302,11 +396,13 @@ def normalize_dims(dim, ndim):
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
             )
-    if not ndim:
-        return ()
     if len(dims) == 1:
-        return (dims[0] % rank,)
-    return tuple(sorted([d % rank for d in dims]))
+        return (dims[0] % rank,) if ndim else ()
+    axes = sorted([d % rank for d in dims])
+    for first, second in zip(axes, axes[1:]):
+        if first == second:  # (-1, 0) of a vector names dim 0 twice
+            raise RuntimeError(f"dim {first} appears multiple times in the list of dims")
+    return tuple(axes) if ndim else ()
 
 
 # torch's names: the sum of every element, and a sum over given dims.
@@ -338,7 +434,7 @@ def mean(x, dim=None, keepdim=False):
     if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {x.dtype}"
+            f"or complex dtype. Got: {torch_name(x._data.dtype)}"
         )
     dims = normalize_dims(dim, x._data.ndim)
     count = math.prod([x._data.shape[d] for d in dims])
@@ -372,7 +468,11 @@ def max(x, dim=None, keepdim=False):
         return out
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
-        return MaxResult((x.clone(), Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
+        out, ctx = record(MaxBackward0, x._data.copy(), (x,))
+        if ctx:  # the rule of max() serves: the one element gets the whole gradient
+            ctx.dim = None
+            ctx.save_for_backward(x, out)
+        return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
     indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
     values = np.take_along_axis(x._data, indices, axis)
@@ -409,6 +509,12 @@ def reshape(x, shape):
 
 
 def transpose(x, dim0, dim1):
+    if x._data.ndim == 0:  # torch accepts dims 0 and -1 of a 0-d tensor: a view of it
+        normalize_dims(dim0, 0), normalize_dims(dim1, 0)
+        out, ctx = record(TransposeBackward0, x._data[...], (x,))
+        if ctx:
+            ctx.dim0 = ctx.dim1 = 0
+        return _view_of(out, x)
     dim0, dim1 = (normalize_dims(d, x.ndim)[0] for d in (dim0, dim1))
     return _transposed(TransposeBackward0, x, dim0, dim1)
 
@@ -455,10 +561,39 @@ MATMUL_KINDS = {
 BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
 
 
+def _check_matmul(a, b):
+    """torch's errors for matmul, in the words of its 2-D case for every case (torch words
+    them after the kernel that runs: dot, mv, mm, bmm). matmul never promotes dtypes; torch
+    checks the dtypes first for two vectors, the shapes first otherwise."""
+    if a.ndim == b.ndim == 1:
+        _check_matmul_dtypes(a, b)
+    rows, inner = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]
+    if inner != (b.shape[-2] if b.ndim > 1 else b.shape[0]):
+        m2 = b.shape[-2:] if b.ndim > 1 else (b.shape[0], 1)
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner} and {m2[0]}x{m2[1]})"
+        )
+    _check_matmul_dtypes(a, b)
+
+
+def _check_matmul_dtypes(a, b):
+    if a.dtype != b.dtype:
+        names = {"float64": "double", "float32": "float", "int64": "long int"}
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{names.get(a.dtype.name, a.dtype.name)} != {names.get(b.dtype.name, b.dtype.name)}"
+        )
+
+
 def matmul(a, b):
     a, b = operands("matmul", a, b)
     if a._data.ndim == 0 or b._data.ndim == 0:
-        raise RuntimeError("both arguments to matmul need to be at least 1D")
+        raise RuntimeError(
+            "both arguments to matmul need to be at least 1D, but they are "
+            f"{a._data.ndim}D and {b._data.ndim}D"
+        )
+    _check_matmul(a._data, b._data)
+    not_for("b", "dot", a)
     kind = MATMUL_KINDS.get((a._data.ndim, b._data.ndim), BmmBackward0)
     out, ctx = record(kind, np.matmul(a._data, b._data), (a, b))
     if ctx:
@@ -490,21 +625,40 @@ def _index_kind(index):
     for part in parts:
         if isinstance(part, (np.ndarray, list)):
             return IndexBackward0
-    for part in parts:
-        if not isinstance(part, (int, np.integer)):
+    # torch makes one node per part that does something (a full `:` or `...` does nothing);
+    # the last one names the result: x[1:, 0] is a SelectBackward0, x[0, 1:] a SliceBackward0.
+    for part in reversed(parts):
+        if isinstance(part, (int, np.integer)):
+            return SelectBackward0
+        if part is not Ellipsis and part != slice(None):
             return SliceBackward0
-    return SelectBackward0
+    return SliceBackward0
 
 
 def getitem(x, index):
     index = numpy_index(index)
-    data = x._data[index]
-    out, ctx = record(_index_kind(index), data, (x,))
+    # With a trailing `...`, numpy gives x[0] of a vector as a 0-d view, not a copied scalar:
+    # torch's x[0] is a view, which sees later in-place changes of x.
+    whole = index if isinstance(index, tuple) else (index,)
+    if not any(part is Ellipsis for part in whole):
+        whole = (*whole, Ellipsis)
+    try:
+        data = x._data[whole]
+    except IndexError as error:  # numpy's words, told in torch's
+        raise IndexError(_torch_index_error(str(error), x._data.ndim)) from None
+    kind = _index_kind(index)
+    out, ctx = record(kind, data, (x,))
     if ctx:
         ctx.index = index
-    if np.may_share_memory(data, x._data):
+    if kind is not IndexBackward0:  # ints and slices give a view (an empty one too); arrays a copy
         _view_of(out, x)
     return out
+
+
+def _torch_index_error(message, ndim):
+    if message.startswith("too many indices"):
+        return f"too many indices for tensor of dimension {ndim}"
+    return message.replace(" for axis ", " for dimension ")
 
 
 IndexPutBackward0 = NodeKind("IndexPutBackward0", "index_put_backward", reduce_broadcast=True)
@@ -534,6 +688,7 @@ LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
 
 
 def softmax(x, dim):
+    not_for("biu", "softmax_lastdim_kernel_impl", x)
     shifted = x._data - x._data.max(axis=dim, keepdims=True)
     e = np.exp(shifted)
     out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
@@ -544,6 +699,7 @@ def softmax(x, dim):
 
 
 def log_softmax(x, dim):
+    not_for("biu", "log_softmax_lastdim_kernel_impl", x)
     shifted = x._data - x._data.max(axis=dim, keepdims=True)
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out, ctx = record(LogSoftmaxBackward0, data, (x,))
@@ -560,16 +716,13 @@ ToCopyBackward0 = NodeKind("ToCopyBackward0", "to_backward")
 
 
 def to(x, device=None, dtype=None):
-    # The device piece parses strings: a Device object (the engine's) goes to it as its string.
-    target_device = x._device if device is None else active.Device(str(device))
-    if target_device.type == "cuda" and target_device.index is None:
-        target_device = active.Device("cuda", 0)
+    target_device = x._device if device is None else canonical_device(device)
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
-    if target_device == x._device and target_dtype == x._data.dtype:
+    if target_device is x._device and target_dtype == x._data.dtype:
         return x
     data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
     out, ctx = record(ToCopyBackward0, data, (x,))
-    out._device = canonical_device(target_device)
+    out._device = target_device
     if ctx:
         ctx.source_device = x._device
         ctx.source_dtype = x._data.dtype
@@ -577,6 +730,38 @@ def to(x, device=None, dtype=None):
 
 
 # --- in place -----------------------------------------------------------------------------------------
+
+
+def _check_result_shape(target, result):
+    if result._data.shape != target._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result._data.shape)}"
+        )
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:  # shapes that do not broadcast at all: the operation says so in torch's words
+        return False
+
+
+def _check_cast(target, op, a, b):
+    """torch's refusal to write a result into a tensor of a lower category (a float into an
+    int tensor, an int into a bool one): x.div_(2) on int64 is an error, not a truncation."""
+    if a._data.dtype == b._data.dtype and op is not div:
+        return
+    if not _broadcasts_to(b._data.shape, a._data.shape):
+        return  # torch checks the shape first: the operation raises its error
+    dtype = a._data.dtype if a._data.dtype == b._data.dtype else result_dtype(a, b)
+    if op is div and dtype.kind in "biu":
+        dtype = DEFAULT_FLOAT
+    if _CATEGORY[dtype.kind] > _CATEGORY[target._data.dtype.kind]:
+        raise RuntimeError(
+            f"result type {torch_name(dtype)} can't be cast to the desired output type "
+            f"{torch_name(target._data.dtype)}"
+        )
 
 
 def inplace(target, op, other, fill=None, ufunc=None):
@@ -591,7 +776,15 @@ def inplace(target, op, other, fill=None, ufunc=None):
     )
     if recording and target.grad_fn is None and target._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if op is sub:
+        _check_sub(target, other)
+    if fill is None:
+        _check_cast(target, op, *operands("inplace", target, other))
     if recording:
+        if target._base is not None and target._base.is_leaf and target._base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation."
+            )
         if target._base is not None:
             raise RuntimeError(
                 "this engine does not record in-place operations on views of tensors that "
@@ -599,6 +792,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
             )
         old = Tensor(target._data.copy(), target._requires_grad, target.grad_fn, target._device)
         result = op(old, other)
+        _check_result_shape(target, result)  # before the target joins the graph
         target.grad_fn = result.grad_fn
         target._requires_grad = True
     elif ufunc is not None and fill is None:
@@ -606,7 +800,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
         shape = target._data.shape
         # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an
         # optimizer step `p.sub_(lr * p.grad)` always has equal shapes.)
-        if other._data.shape == shape or np.broadcast_shapes(shape, other._data.shape) == shape:
+        if other._data.shape == shape or _broadcasts_to(other._data.shape, shape):
             ufunc(target._data, other._data, out=target._data)  # numpy's "same_kind" casting
             target._bump_version()
             return target
@@ -615,12 +809,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
         result = None if fill is not None else op(target, other)
     if fill is not None:
         target._data.fill(fill)
-    elif result._data.shape != target._data.shape:
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(result._data.shape)}"
-        )
     else:
+        _check_result_shape(target, result)
         target._data[...] = result._data
     target._bump_version()
     return target

@@ -15,19 +15,24 @@ import numpy as np
 
 from .devices import Device
 from .grad_mode import GradMode
+from .pieces import active
 
 CPU = Device("cpu")
-_devices = {("cpu", None): CPU, ("cpu", 0): CPU}
+_devices = {("cpu", None): CPU}
 
 
-def canonical_device(device):
-    """One object per device, so that operations compare devices with `is` (fast) and call
-    the device check only when they really differ."""
-    key = (device.type, device.index)
+def canonical_device(spec):
+    """The engine's Device for what a user wrote ("cuda:1", a Device of any class).
+
+    The active Device piece parses it (its errors are the user's errors), and "cuda" means
+    cuda:0. The result is the engine's own object, one per device, so that operations compare
+    devices with `is` (fast). Never the piece's object: a correct learner `__eq__` may only
+    know its own class, and a learner's Device must not outlive its test in this table."""
+    parsed = active.Device(str(spec))
+    # torch puts a tensor for "cpu:1" on the CPU (one host), one for "cuda" on cuda:0
+    key = ("cpu", None) if parsed.type == "cpu" else ("cuda", parsed.index or 0)
     if key not in _devices:
-        # Stored as the engine's own Device, whatever class parsed it (a learner's Device
-        # must not outlive its test in this process-wide table).
-        _devices[key] = Device(device.type, device.index)
+        _devices[key] = Device(*key)
     return _devices[key]
 
 
@@ -323,7 +328,7 @@ class Tensor:
 
     def to(self, *args, device=None, dtype=None, copy=False):
         for arg in args:
-            if isinstance(arg, (str, Device)):
+            if isinstance(arg, str) or hasattr(arg, "index"):  # a device of any Device class
                 device = arg
             else:
                 dtype = arg

@@ -1,7 +1,10 @@
 """Kata 08 (devices) through the grading plugin, on a copy of its folder (pytester)."""
 import re
 
-from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, row_line, write_learner_file
+import pytest
+
+from kit import (assert_done, assert_stubs_all_todo, kata_row, learner_source, make_checkout, row_line,
+                 write_learner_file)
 
 KATA = "08_devices"
 
@@ -29,7 +32,7 @@ class Device:
             raise RuntimeError("Expected one of cpu, cuda device type at start of device string: " + spec)
         number = match.group("index")
         if number is not None:
-            if not number.isdigit():
+            if re.fullmatch(r"0|[1-9][0-9]*", number) is None:
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             index = int(number)
         self.type, self.index = kind, index
@@ -38,7 +41,11 @@ class Device:
         return (self.type, self.index)
 
     def __eq__(self, other):
-        other = Device(other) if isinstance(other, str) else other
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except RuntimeError:
+                return NotImplemented
         return isinstance(other, Device) and self._key() == other._key()
 
     def __hash__(self):
@@ -135,3 +142,53 @@ def test_a_detour_through_the_host_shows_in_the_transfer_count(checkout):
     assert result.ret == 1
     counts = re.search(r"(\d+) transfers, [\d,]+ bytes \(reference: (\d+),", row_line(result, KATA))
     assert counts and int(counts[1]) > int(counts[2]), row_line(result, KATA)
+
+
+# --- issue 13 section 3: the engine works with any correct Device, and with one GPU ----------------
+
+CORRECT_DEVICES = {"reference": lambda: learner_source("devices"), "alternative": lambda: ALTERNATIVE}
+
+
+@pytest.mark.parametrize("variant", sorted(CORRECT_DEVICES))
+def test_a_correct_device_class_moves_tensors_through_the_engine(checkout, variant):
+    """The engine parses with the learner's Device but never compares it with its own: an
+    `__eq__` that knows only its own class (isinstance) is correct, and .to(), .cpu() and
+    .cuda() onto a tensor's own device must give the tensor back (they used to copy, and
+    .cpu() of a CPU tensor crashed in numpy)."""
+    write_learner_file(checkout, KATA, "devices.py", CORRECT_DEVICES[variant]())
+    result = checkout.runpytest("--kata", "8", "-p", "no:randomly", "-v")
+    assert_done(result, KATA)
+    assert "test_a_move_to_where_a_tensor_lives_is_no_move PASSED" in result.stdout.str()
+
+
+@pytest.mark.parametrize("variant", sorted(CORRECT_DEVICES))
+def test_the_capstone_runs_on_a_correct_device_class(pytester, variant):
+    """Every kata's reference planted as the learner's, kata 08 as `variant`, and a capstone
+    that reads its loss with `.detach().cpu().item()`: the capstone is done."""
+    from test_kata_10 import capstone_reference, plant_every_kata
+
+    make_checkout(pytester)
+    plant_every_kata(pytester)
+    write_learner_file(pytester, KATA, "devices.py", CORRECT_DEVICES[variant]())
+    capstone = capstone_reference()
+    assert capstone.count("losses.append(loss.item())") == 1
+    write_learner_file(pytester, "10_capstone", "capstone.py",
+                       capstone.replace("losses.append(loss.item())", "losses.append(loss.detach().cpu().item())"))
+    assert_done(pytester.runpytest("--kata", "10", "-p", "no:randomly"), "10_capstone")
+
+
+def test_on_one_gpu_the_two_gpu_tests_skip_and_say_why(checkout, monkeypatch):
+    """A one-GPU machine (CuPy): the simulated backend made to keep one device, so cuda:1 is
+    an invalid device ordinal, as there. The tests about two GPUs skip with their reason; the
+    rest grade, and the reference is done."""
+    from reference import cuda, cuda_sim
+
+    monkeypatch.setattr(cuda_sim, "modules", cuda_sim.modules[:1])
+    monkeypatch.setattr(cuda._State, "modules", cuda_sim.modules)
+    result = checkout.runpytest("--kata", "8", "--solution", "reference", "-p", "no:randomly", "-rs")
+    out = result.stdout.str()
+    assert_done(result, KATA)
+    skipped = result.parseoutcomes().get("skipped", 0)
+    assert skipped >= 12, out  # 6 ops mixing two GPUs, 5 other tests, the transfer count
+    assert "needs two CUDA devices (cuda:0 and cuda:1); the sim backend has 1" in out
+    assert "invalid device ordinal" not in out

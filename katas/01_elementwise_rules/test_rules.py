@@ -167,3 +167,40 @@ def test_second_derivatives(oracle, name):
         second, op=f"second derivative through {name}", x=np.array([0.7, 1.3, 2.1]),
         result_name="the first derivative (what autograd.grad returned)",
     )
+
+
+# --- torch's dtype promotion meets the rules (issue 18) ---------------------------------------
+# The engine picks torch's result dtype (a 0-d float64 does not widen a float32 vector; ints
+# and bools divided give float32); each rule's gradient must still have its own input's dtype.
+
+MIXED_DTYPES = {
+    "x * y": lambda x, y, i, b: x * y,
+    "y / x": lambda x, y, i, b: y / x,
+    "x ** y": lambda x, y, i, b: x ** y,
+    "y - x": lambda x, y, i, b: y - x,
+    "x * i": lambda x, y, i, b: x * i,
+    "i / y": lambda x, y, i, b: i / y,
+    "b * y + x": lambda x, y, i, b: b * y + x,
+    "(i * 2.5 + x) * y": lambda x, y, i, b: (i * 2.5 + x) * y,
+}
+
+
+@pytest.mark.parametrize("op", list(MIXED_DTYPES))
+def test_mixed_dtypes_follow_torchs_promotion(ag, op):
+    import torch
+
+    def run(lib):
+        x = lib.tensor([0.5, -1.5, 2.0], requires_grad=True)  # float32
+        y = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)  # 0-d float64
+        i, b = lib.tensor([1, 2, 3]), lib.tensor([True, False, True])
+        out = MIXED_DTYPES[op](x, y, i, b)
+        out.sum().backward()
+        shown = lambda t: None if t is None else (str(t.dtype).replace("torch.", ""), t.detach().numpy())
+        return {"out": shown(out), "x.grad": shown(x.grad), "y.grad": shown(y.grad)}
+
+    theirs, mine = run(torch), run(ag)
+    for what in theirs:
+        assert (mine[what] is None) == (theirs[what] is None), f"{op}: {what} is {mine[what]}, torch's {theirs[what]}"
+        if theirs[what] is not None:
+            assert mine[what][0] == theirs[what][0], f"{op}: {what} has dtype {mine[what][0]}, torch's {theirs[what][0]}"
+            np.testing.assert_allclose(mine[what][1], theirs[what][1], rtol=1e-6, err_msg=f"{op}: {what}")

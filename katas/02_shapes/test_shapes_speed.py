@@ -11,7 +11,7 @@ def test_speed_of_an_mlp_step(speed, ag):
     batch, sizes = 64, (784, 256, 128, 10)
     params = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        w = rng.standard_normal((fan_in, fan_out)).astype(np.float32) / np.sqrt(fan_in)
+        w = (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32)  # float32, as torch needs for x @ w
         params += [ag.tensor(w, requires_grad=True), ag.tensor(np.zeros(fan_out, np.float32), requires_grad=True)]
     w1, b1, w2, b2, w3, b3 = params
     x = ag.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))

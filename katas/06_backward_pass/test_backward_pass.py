@@ -334,3 +334,19 @@ def test_a_deep_chain(ag):
         y = y * 1.0
     y.sum().backward()
     assert x.grad is not None and float(x.grad.numpy()[0]) == 1.0, f"x.grad is {x.grad}, expected [1.0]"
+
+
+# --- a tensor named twice in inputs (issue 18) ---------------------------------------------------
+
+
+def test_an_input_named_twice(oracle):
+    """run_backward gives one gradient per entry of `inputs`, duplicates included (autograd.grad
+    returns it twice); backward(inputs=[x, x]) accumulates it into x.grad once, as torch."""
+
+    def grads(lib, x, w):
+        loss = (x * x * w).sum()
+        gx, gw, gx_again = lib.autograd.grad(loss, [x, w, x], retain_graph=True)
+        loss.backward(inputs=[x, w, x])
+        return gx, gw, gx_again, x.grad, w.grad
+
+    oracle.compare(grads, x=array(0.5, -1.0), w=array(2.0, 0.3))

@@ -22,6 +22,14 @@ def reach(ag):
     return ag.pieces.active.Device("cuda:1")
 
 
+def two_gpus(ag):
+    """For a test about two GPUs: a skip, saying why, on a machine with one (CuPy on a
+    one-GPU machine; the simulated backend has two)."""
+    count = ag.cuda.device_count()
+    if count < 2:
+        pytest.skip(f"needs two CUDA devices (cuda:0 and cuda:1); the {ag.cuda.backend()} backend has {count}")
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     previous = cuda_backend.backend()
@@ -83,9 +91,10 @@ def test_equality_and_hash_follow_torch(ag):
         "a set of cpu, cuda, cuda:0, cuda:1 (each twice) should hold 4 devices: hash by (type, index)"
     )
     assert Device("cuda:1") == "cuda:1" and Device("cuda:1") != "cuda:0", "a Device equals its string"
+    assert (Device("cpu") == "gpu") is False, "a string that is not a device is not equal (no error)"
 
 
-@pytest.mark.parametrize("spec", ["gpu", "cuda:x"])
+@pytest.mark.parametrize("spec", ["gpu", "cuda:x", "cuda:-1", "cuda:01", "cuda:"])
 def test_bad_device_strings_fail_with_torchs_words(ag, spec):
     reach(ag)
     with pytest.raises(RuntimeError) as theirs:
@@ -116,12 +125,19 @@ def test_array_module_of_each_device(ag):
     Device = reach(ag).__class__
     module = ag.pieces.active.array_module
     assert module(Device("cpu")) is np, "the CPU's array module is numpy"
-    assert module(Device("cuda:1")) is ag.cuda.module(1)
+    assert module(Device("cuda:0")) is ag.cuda.module(0)
     assert module(Device("cuda")) is ag.cuda.module(0), "cuda without an index means cuda:0"
+
+
+def test_array_module_of_the_second_gpu(ag):
+    Device = reach(ag).__class__
+    two_gpus(ag)
+    assert ag.pieces.active.array_module(Device("cuda:1")) is ag.cuda.module(1)
 
 
 def test_transfers_copy_and_are_counted(ag):
     Device = reach(ag).__class__
+    two_gpus(ag)
     transfer, stats = ag.pieces.active.transfer, ag.cuda.transfer_stats
     cpu, gpu0, gpu1 = Device("cpu"), Device("cuda:0"), Device("cuda:1")
     array = np.arange(6, dtype=np.float32)
@@ -130,7 +146,7 @@ def test_transfers_copy_and_are_counted(ag):
     on_gpu = transfer(array, cpu, gpu0)
     on_other = transfer(on_gpu, gpu0, gpu1)
     back = transfer(on_other, gpu1, cpu)
-    assert isinstance(back, np.ndarray) and back is not array
+    assert isinstance(back, np.ndarray) and back is not array, "a move to the host gives a new host array"
     np.testing.assert_array_equal(back, array)
     assert stats.counts == {"htod": 1, "dtoh": 1, "dtod": 1}, (
         f"one copy each way expected (host->cuda:0, cuda:0->cuda:1, cuda:1->host), got {stats.counts}: "
@@ -141,6 +157,7 @@ def test_transfers_copy_and_are_counted(ag):
 
 def test_a_tensor_lands_on_the_gpu_it_names(ag):
     reach(ag)
+    two_gpus(ag)
     x = ag.tensor([1.0, 2.0], device="cuda:1")
     assert str(x.device) == "cuda:1" and x.is_cuda
     assert str(ag.zeros(2, device="cuda").device) == "cuda:0"
@@ -160,9 +177,7 @@ def test_mixing_devices_fails_with_torchs_words(ag, op):
     reach(ag)
     on_gpu = ag.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
     on_cpu = ag.tensor([[1.0, 2.0], [3.0, 4.0]])
-    on_gpu1 = ag.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda:1")
-    for a, b, first, second in [(on_gpu, on_cpu, "cuda:0", "cpu"), (on_cpu, on_gpu, "cpu", "cuda:0"),
-                                (on_gpu, on_gpu1, "cuda:0", "cuda:1")]:
+    for a, b, first, second in [(on_gpu, on_cpu, "cuda:0", "cpu"), (on_cpu, on_gpu, "cpu", "cuda:0")]:
         with pytest.raises(RuntimeError) as info, _gpu_refused(op, first, second):
             OPS[op](a, b)
         assert str(info.value) == f"{SAME_DEVICE}{first} and {second}!", (
@@ -184,13 +199,35 @@ def _gpu_refused(op, first, second):
         )
 
 
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_mixing_two_gpus_fails_with_torchs_words(ag, op):
+    reach(ag)
+    two_gpus(ag)
+    on_gpu0 = ag.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda:0")
+    on_gpu1 = ag.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda:1")
+    with pytest.raises(RuntimeError) as info, _gpu_refused(op, "cuda:0", "cuda:1"):
+        OPS[op](on_gpu0, on_gpu1)
+    assert str(info.value) == f"{SAME_DEVICE}cuda:0 and cuda:1!", (
+        f"{op} of a cuda:0 and a cuda:1 tensor: torch's words expected, got {info.value}"
+    )
+
+
 def test_check_same_device_names_the_first_two_devices(ag):
     reach(ag)
     check = ag.pieces.active.check_same_device
-    a, b, c = ag.ones(1), ag.ones(1, device="cuda:1"), ag.ones(1, device="cuda:0")
+    a, b = ag.ones(1), ag.ones(1, device="cuda:0")
     check("add", a, None, ag.ones(2))  # one device (None ignored): nothing to say
     with pytest.raises(RuntimeError) as info:
-        check("add", a, a, b, c)
+        check("add", b, None, b, a, b)
+    assert str(info.value) == f"{SAME_DEVICE}cuda:0 and cpu!"
+
+
+def test_check_same_device_names_the_first_device_that_differs(ag):
+    reach(ag)
+    two_gpus(ag)
+    a, b, c = ag.ones(1), ag.ones(1, device="cuda:1"), ag.ones(1, device="cuda:0")
+    with pytest.raises(RuntimeError) as info:
+        ag.pieces.active.check_same_device("add", a, a, b, c)
     assert str(info.value) == f"{SAME_DEVICE}cpu and cuda:1!"
 
 
@@ -232,6 +269,7 @@ def test_the_gradient_of_a_move_goes_back_where_it_came_from(ag, backend):
 
 def test_a_move_between_gpus_and_back_in_one_graph(ag):
     reach(ag)
+    two_gpus(ag)
     w = ag.tensor([1.0, 2.0], dtype=ag.float64, requires_grad=True)
     loss = ((w.cuda(1) * 2).cuda(0).tanh().cpu() * w).sum()
     backward_through_moves(loss)
@@ -242,6 +280,7 @@ def test_a_move_between_gpus_and_back_in_one_graph(ag):
 
 def test_seeds_and_accumulated_grads_live_on_the_device(ag):
     reach(ag)
+    two_gpus(ag)
     x = ag.tensor([1.0, 2.0], requires_grad=True, device="cuda:1")
     (x * x).sum().backward()
     (x * x).backward(ag.ones(2, device="cuda:1"))  # a seed given on the device: accumulates
@@ -274,3 +313,36 @@ def test_a_training_step_leaves_no_device_memory_behind(ag):
     assert ag.cuda.memory_allocated(0) == before, (
         f"{ag.cuda.memory_allocated(0) - before} bytes still on cuda:0 after the step's tensors were deleted"
     )
+
+
+# --- moves onto a tensor's own device, second derivatives across a move ---------------------------
+
+def test_a_move_to_where_a_tensor_lives_is_no_move(ag):
+    """torch returns the tensor itself: no copy, no node. The engine asks your Device to
+    parse the target, so this runs through it."""
+    reach(ag)
+    x, g = ag.tensor([1.0, 2.0]), ag.tensor([1.0, 2.0], device="cuda")
+    ag.cuda.transfer_stats.reset()
+    for moved, name in [(x.to("cpu"), 'x.to("cpu")'), (x.cpu(), "x.cpu()"), (g.cuda(), "g.cuda()"),
+                        (g.to("cuda:0"), 'g.to("cuda:0")'), (g.cuda(0), "g.cuda(0)")]:
+        assert moved is (x if name.startswith("x") else g), f"{name} should return the tensor itself"
+    assert ag.cuda.transfer_stats.total == 0, f"no copy expected, got {ag.cuda.transfer_stats.counts}"
+
+
+def test_a_second_derivative_across_a_move(ag, backend):
+    """create_graph=True through .to(): the move back in the backward must itself be recorded
+    (grad.to(...)), so that the first derivative can be differentiated again."""
+    reach(ag)
+    values = np.array([0.5, -1.0, 2.0])
+    x = ag.tensor(values, dtype=ag.float64, requires_grad=True, device="cuda")
+    y = (x * x).to("cpu")  # the rest of the graph on the host
+    (g,) = ag.autograd.grad((y * y.tanh()).sum(), x, create_graph=True)
+    assert g.requires_grad, "the first derivative must keep its graph under create_graph=True"
+    (gg,) = ag.autograd.grad((g * g).sum(), x)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    ty = t * t
+    (tg,) = torch.autograd.grad((ty * ty.tanh()).sum(), t, create_graph=True)
+    (tgg,) = torch.autograd.grad((tg * tg).sum(), t)
+    assert str(gg.device) == "cuda:0", f"x lives on cuda:0, its second derivative arrived on {gg.device}"
+    np.testing.assert_allclose(host(g), tg.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(host(gg), tgg.numpy(), rtol=1e-10)

@@ -27,8 +27,11 @@ class Device:
     - A type other than cpu or cuda raises RuntimeError with torch's words:
       "Expected one of cpu, cuda device type at start of device string: gpu"
       (only the start and the end matter to the tests; torch lists more types).
-    - An index that is not a number ("cuda:x") raises RuntimeError("Invalid device string: 'cuda:x'").
-    - Equal when type and index are equal (and equal to the string that parses to it);
+    - An index that is not a plain number ("cuda:x", "cuda:-1", "cuda:01" with its leading zero,
+      or nothing after the colon, "cuda:") raises RuntimeError with torch's words:
+      "Invalid device string: 'cuda:x'".
+    - Equal when type and index are equal (and equal to the string that parses to it; a
+      string that is not a device, like "gpu", is simply not equal: no error);
       equal devices must have equal hashes (devices are used as dictionary keys).
     - `str()` gives "cpu", "cuda", "cuda:1"; `repr()` gives torch's "device(type='cuda', index=1)"
       or "device(type='cpu')".

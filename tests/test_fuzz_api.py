@@ -1,0 +1,125 @@
+"""The differential fuzzer (tests/fuzz_api.py): random programs against the public API, on
+torch and on the reference, must show a user the same things.
+
+CI runs a fixed set of programs (derandomized, so a run is repeatable). The long mode searches
+afresh until its time is up:
+
+    AUTOGRAD_KATAS_FUZZ=long AUTOGRAD_KATAS_FUZZ_MINUTES=30 python -m pytest tests/test_fuzz_api.py -k long -s
+
+A failure prints the program, shrunk, as code to paste (`import reference as lib`).
+"""
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import reference
+import torch
+from fuzz_api import Builder, Engine, Program, Step, differences
+
+LONG = os.environ.get("AUTOGRAD_KATAS_FUZZ") == "long"
+MAX_STEPS = 12
+CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+ran = {"programs": 0}
+
+
+def run_program(data):
+    """Draw and run one program step by step; fail at the first step where the engines differ."""
+    ran["programs"] += 1
+    program = Program()
+    theirs, mine = Engine(torch, symbolic_devices=True), Engine(reference, symbolic_devices=False)
+    builder = Builder(theirs)
+    for _ in range(data.draw(st.integers(1, MAX_STEPS), label="steps")):
+        step = data.draw(builder.steps())
+        program.append(step)
+        their_run, my_run = theirs.run(step), mine.run(step)
+        found = differences(their_run, my_run) + differences(theirs.observe(), mine.observe())
+        if found:
+            raise AssertionError(
+                "torch and the reference differ after the last step of this program:\n\n"
+                + str(program) + "\n\n" + "\n".join(found[:12]))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None, suppress_health_check=CHECKS)
+@given(st.data())
+def test_random_programs_show_the_same_as_torch(data):
+    run_program(data)
+
+
+@pytest.mark.skipif(not LONG, reason="the long search: set AUTOGRAD_KATAS_FUZZ=long")
+def test_long_search():
+    """Fresh programs in batches of 500 until the time is up; a batch that finds a divergence
+    shrinks it, prints it, and the search goes on (all are listed at the end)."""
+    minutes = float(os.environ.get("AUTOGRAD_KATAS_FUZZ_MINUTES", "30"))
+    start, batch, found = time.monotonic(), 0, []
+    ran["programs"] = 0
+    while time.monotonic() - start < minutes * 60:
+        batch += 1
+        search = settings(max_examples=500, deadline=None, database=None, suppress_health_check=CHECKS)(
+            seed(int(time.time() * 1000) % 2**32 + batch)(given(st.data())(run_program)))
+        try:
+            search()
+        except Exception as failure:  # noqa: BLE001 (hypothesis re-raises the shrunk failure)
+            found.append(str(failure))
+            print(f"\n--- divergence {len(found)} ---\n{failure}", flush=True)
+    print(f"\nlong search: {ran['programs']} programs in {time.monotonic() - start:.0f} s, "
+          f"{batch} batches, {len(found)} divergences")
+    assert not found, "\n\n".join(found)
+
+
+# --- what the fuzzer found, kept as explicit programs (each a divergence fixed in the reference) ---
+
+REGRESSIONS = {
+    "bool / int gives float32": ["t = lib.tensor([True, False]) / lib.tensor(2)"],
+    "float32 * int64 gives float32": ["t = lib.tensor([1., 2.]) * lib.tensor([1, 2])"],
+    "bool vector * 0-d int gives int64": ["t = lib.tensor([True]) * lib.tensor(3)"],
+    "bool + 2 gives int64": ["t = lib.tensor([True, False]) + 2"],
+    "exp of an int tensor gives float32": ["t = lib.tensor([-2, 1]).exp()", "u = lib.tensor([True]).sigmoid()"],
+    "an input named twice accumulates once": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "(x * x).sum().backward(inputs=[x, x])"],
+    "a non-leaf in inputs retains its gradient": [
+        "x = lib.tensor(2., requires_grad=True)", "h = x * 2", "y = h * 3",
+        "y.backward(inputs=[h], retain_graph=True)", "y.backward(retain_graph=True)"],
+    "inputs that do not require grad get retain_grad's error": [
+        "x = lib.tensor(2., requires_grad=True)", "c = lib.tensor(1.)", "x.backward(inputs=[c])"],
+    "bad device strings": [f"d = lib.device({s!r})" for s in ["cuda:", "cuda:01", "cuda:-1", "gpu:x", "", "cpu:1"]],
+    "a device is not equal to a string that is no device": ["b = lib.device('cpu') == 'gpu'"],
+    "subtraction with a bool": ["t = lib.tensor([True]) - lib.tensor([False])", "u = lib.tensor([1.]) - True"],
+    "negation of a bool": ["t = -lib.tensor([True])"],
+    "integer to a negative power": ["t = lib.tensor([2]) ** -1", "u = 2 ** lib.tensor([-1, 0, 2])",
+                                    "v = lib.tensor([0, 1, -1, 2]) ** lib.tensor(-3)"],
+    "an in-place result that cannot be cast": ["t = lib.tensor([1, 2])", "t.div_(2)", "u = lib.tensor([True])", "u.add_(2)"],
+    "x[0] is a view that sees in-place changes": ["x = lib.tensor([1., 2.])", "v = x[0]", "x.add_(1)"],
+    "an empty slice is a view too": ["x = lib.tensor([[1., 2.]])", "v = x[1:]", "x.add_(1)"],
+    "in place on a view of a leaf that requires grad": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "v = x[0]", "v.add_(1)"],
+    "index errors in torch's words": ["x = lib.tensor([1., 2.])", "a = x[:, 0]", "b = x[2]"],
+    "matmul of 0-d and of mismatched dtypes": ["a = lib.tensor(2.) @ lib.tensor(2.)",
+                                                "b = lib.tensor([1., 2.]) @ lib.tensor([1, 2])"],
+    "the last part of an index names the node": [
+        "x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)", "a = x[:, 0]", "b = x[0, 1:]", "c = x[1:, 0]"],
+    "transpose of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "t = x.transpose(0, -1)",
+                                  "t.backward()"],
+    "a dim named twice": ["x = lib.tensor([[1., 2.]])", "t = x.sum(dim=(-1, 1))", "u = lib.tensor(2.).sum(dim=(-1, 0))"],
+    "shapes that do not broadcast": ["a = lib.ones(2, 3) + lib.ones(3, 2)", "x = lib.tensor([1., 2., 3.])",
+                                     "x.add_(lib.tensor([1., 2.]))"],
+    "an in-place shape error comes before a cast error": [
+        "t = lib.tensor([1, 2, 3])", "t.add_(lib.tensor([[1., 2., 3.], [4., 5., 6.]]))"],
+    "a failed in-place operation leaves its target as it was": [
+        "w = lib.tensor([1.], requires_grad=True)", "t = lib.tensor(2.)", "t.add_(w)"],
+    "max(dim=0) of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)", "v.backward()"],
+    "an integer arange whose step is cast to 0": ["t = lib.arange(0., 2., 0.5, dtype=lib.int64)"],
+    "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
+                                               "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
+}
+
+
+@pytest.mark.parametrize("name", list(REGRESSIONS))
+def test_a_divergence_found_once_stays_fixed(name):
+    theirs, mine = Engine(torch, symbolic_devices=True), Engine(reference, symbolic_devices=False)
+    program = Program(Step(line) for line in REGRESSIONS[name])
+    for step in program:
+        found = differences(theirs.run(step), mine.run(step)) + differences(theirs.observe(), mine.observe())
+        assert not found, f"{name}:\n{program}\n" + "\n".join(found)
