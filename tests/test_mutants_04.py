@@ -59,6 +59,8 @@ MUTANTS = [
     # "later gradients, with create_graph: OUT OF PLACE ... and differentiable"
     Mutant("adds in place with create_graph too", "    elif create_graph:\n", "    elif False:\n",
            expect="create_graph"),
+    Mutant("decides by .grad's requires_grad instead of create_graph", "    elif create_graph:\n",
+           "    elif leaf._grad.requires_grad:\n", expect="create_graph"),
     Mutant("detaches the out-of-place sum", OUT_OF_PLACE, "        leaf.grad = (leaf._grad + grad).detach()\n",
            expect="create_graph"),
     Mutant("drops the old .grad's graph with create_graph", OUT_OF_PLACE,
