@@ -542,7 +542,10 @@ def test_reductions_on_the_gpu(ag, reduction, shape, dim, keepdim):
     )
 
 
-@pytest.mark.parametrize("case", UNBROADCAST_CASES, ids=[f"{g}->{s}" for g, s in UNBROADCAST_CASES])
+STRETCHED = [(g, s) for g, s in UNBROADCAST_CASES if g != s]  # (an equal shape calls no piece of this kata)
+
+
+@pytest.mark.parametrize("case", STRETCHED, ids=[f"{g}->{s}" for g, s in STRETCHED])
 def test_broadcasting_on_the_gpu(ag, case):
     grad_shape, shape = case
     check_grads_on_gpu(ag, lambda lib, a, b: a * b, op=f"a * b with a {grad_shape} and b {shape}",
