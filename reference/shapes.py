@@ -69,7 +69,7 @@ def max_backward(ctx, grad):
     kept = tuple(1 if i == ctx.dim else n for i, n in enumerate(shape))
     if not ctx.keepdim:
         grad = grad.reshape(kept)
-    positions = arange(shape[ctx.dim]).reshape([-1 if i == ctx.dim else 1 for i in range(len(shape))])
+    positions = arange(shape[ctx.dim], device=grad.device).reshape([-1 if i == ctx.dim else 1 for i in range(len(shape))])
     winners = positions == ctx.indices.reshape(kept)
     return (grad * winners,)
 

@@ -12,15 +12,33 @@ Write mutants from the kata's contract (its stub docstrings and its lesson), not
 tests: a mutant that no test kills is a sentence of the contract that nothing grades.
 
 A planted run stops at the first failure (`-x`): the kata is then not done, which is all a
-mutant must show, and the run stays short.
+mutant must show, and the run stays short. Its random cases are fewer than a learner's run
+draws, and a failing one is not shrunk (the PLANTED profile): a mutant is a mistake
+everywhere, so the first cases show it, and shrinking would only cost time.
 """
 from dataclasses import dataclass
 
+from hypothesis import HealthCheck, Phase, settings
+
 from kit import kata_row, write_learner_file
 
+# Registered here, in the process that runs the planted runs (pytester's in-process runs share
+# hypothesis's registry); otherwise like the plugin's profile: derandomized, no database.
+settings.register_profile(
+    "planted",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    max_examples=10,
+    print_blob=False,
+    report_multiple_bugs=False,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
 # The options of every planted run: file order, stop at the first failure, no speed tests
-# (they wait for the correctness tests, and a mutant never gets that far).
-PLANTED_RUN = ("-p", "no:randomly", "-x", "-k", "not speed")
+# (they wait for the correctness tests, and a mutant never gets that far), few random cases.
+PLANTED_RUN = ("-p", "no:randomly", "-x", "-k", "not speed", "--hypothesis-profile", "planted")
 
 
 @dataclass(frozen=True)

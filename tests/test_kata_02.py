@@ -3,7 +3,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 
 KATA = "02_shapes"
 
-# A correct solution written differently from reference/shapes.py: loops in unbroadcast,
+# A correct solution written differently from reference/shapes.py (on the CPU and the GPU): loops in unbroadcast,
 # broadcasting by adding zeros, max(dim) and indexing as scatters, matmul's 1-D cases
 # restored by hand, and indexing as a product with a matrix of reads (which also adds up
 # repeated indices).
@@ -46,7 +46,7 @@ def max_backward(ctx, grad):
         x, out = ctx.saved_tensors
         winners = x == out
         return (winners * (grad / winners.sum().item()),)
-    positions = ctx.indices.numpy()
+    positions = ctx.indices.cpu().numpy()  # an index, not a gradient: numpy is fine
     if ctx.keepdim:
         positions = positions.squeeze(ctx.dim)
         grad = grad.reshape(positions.shape)
@@ -83,7 +83,7 @@ def getitem_backward(ctx, grad):
     read = np.arange(size).reshape(shape)[ctx.index].reshape(-1)  # flat position of each read
     reads = np.zeros((read.size, size), dtype=grad.dtype)
     reads[np.arange(read.size), read] = 1
-    return ((grad.reshape(1, read.size) @ ag.tensor(reads)).reshape(shape),)
+    return ((grad.reshape(1, read.size) @ ag.tensor(reads, device=grad.device)).reshape(shape),)
 '''
 
 # Two typical mistakes, each planted over the correct solution (a later def wins).

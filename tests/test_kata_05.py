@@ -6,7 +6,8 @@ KATA = "05_seeding"
 # A correct solution written differently from reference/seeding.py: indexing instead of zip,
 # the length check only for a shorter list (torch ignores extra gradients), None as the seed
 # of an output that needs none (as torch's _make_grads), ag.ones_like for the ones, and one
-# search for the first output that does not require grad.
+# search for the first output that does not require grad. A given gradient of another dtype
+# is cast, as the contract says.
 ALTERNATIVE = '''
 from plugin import engine as ag
 
@@ -28,7 +29,7 @@ def make_root_grads(outputs, grad_outputs):
                     f"Mismatch in shape: grad_output[{i}] has a shape of {_size(g.shape)} "
                     f"and output[{i}] has a shape of {_size(out.shape)}."
                 )
-            seeds.append(g)
+            seeds.append(g if g.dtype == out.dtype else g.to(dtype=out.dtype))
         elif not out.requires_grad:
             seeds.append(None)
         elif out.numel() == 1:

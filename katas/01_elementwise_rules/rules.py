@@ -8,7 +8,8 @@ Each rule receives
     grad  the gradient of the loss with respect to the operation's output (a Tensor);
 and returns a tuple with one gradient per input (a Tensor, or None for an input that needs
 none). Use tensor operations (+ - * / ** .exp() .log() comparisons), never numpy: the engine
-records them when create_graph=True, which is how second derivatives work.
+records them when create_graph=True, which is how second derivatives work, and they keep each
+gradient on its tensor's device (the tests also run on a simulated GPU).
 
 For a + b and the other binary operations, return gradients in the output's shape: the
 engine sums them down to each input's shape itself (that is kata 02).

@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
+from plugin.gpu_check import check_grads_on_gpu
 from plugin.oracle import Constant
 
 SHAPES = array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
@@ -204,3 +205,118 @@ def test_mixed_dtypes_follow_torchs_promotion(ag, op):
         if theirs[what] is not None:
             assert mine[what][0] == theirs[what][0], f"{op}: {what} has dtype {mine[what][0]}, torch's {theirs[what][0]}"
             np.testing.assert_allclose(mine[what][1], theirs[what][1], rtol=1e-6, err_msg=f"{op}: {what}")
+
+
+# --- every rule in the middle of a graph, edges the lesson names, the GPU (issue 14) ----------
+
+def check_on(device, oracle, ag, fn, op, **inputs):
+    """oracle.check_grads on the CPU; on the (simulated) GPU, the same check against torch's
+    CPU answer, with every tensor the engine hands back still on the GPU."""
+    __tracebackhide__ = True
+    if device == "cpu":
+        oracle.check_grads(fn, op=op, **inputs)
+    else:
+        check_grads_on_gpu(ag, fn, op=op, **inputs)
+
+
+DEVICES = ["cpu", "cuda"]
+
+# Two broadcast pairs: b shared by the rows of a, and an outer product of a column and a row.
+A = np.array([[0.6, 1.3, 1.9], [0.8, 1.1, 1.6]])
+B_ROW = np.array([1.7, 0.9, 0.5])
+A_COLUMN, B = np.array([[1.4], [0.7]]), np.array([[0.6, 1.3, 1.9]])
+OPERANDS = {"a (2, 3), b (3,)": (A, B_ROW), "a (2, 1), b (1, 3)": (A_COLUMN, B)}
+
+# Each rule between other operations: its inputs come from a and b, and its output goes on
+# into a square, so the gradient it receives depends on a and b.
+IN_THE_MIDDLE = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "neg": lambda a, b: -(a * b),
+    "pow": lambda a, b: a ** b,
+    "pow with a number exponent": lambda a, b: (a * b) ** 2.5,
+    "exp": lambda a, b: (a * b).exp(),
+    "log": lambda a, b: (a * b).log(),
+    "sigmoid": lambda a, b: (a - b).sigmoid(),
+    "tanh": lambda a, b: (a - b).tanh(),
+    "relu": lambda a, b: (a - b).relu(),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shapes", list(OPERANDS))
+@pytest.mark.parametrize("name", list(IN_THE_MIDDLE))
+def test_second_derivatives_in_the_middle_of_a_graph(oracle, ag, name, shapes, device):
+    """The rule's incoming gradient depends on the inputs: a rule that leaves `grad` (or part
+    of its result) out of the recorded graph gives a wrong second derivative here."""
+    f = IN_THE_MIDDLE[name]
+
+    def second(lib, a, b):
+        middle = f(a, b)
+        grad_a, grad_b = lib.autograd.grad((middle * middle).sum(), (a, b), create_graph=True)
+        assert grad_a.grad_fn is not None and grad_b.grad_fn is not None, (
+            "a gradient has no grad_fn with create_graph=True: write the rule with tensor "
+            "operations only (no numpy, no .item(), no .data, no .detach())"
+        )
+        return (grad_a * grad_a).sum() + (grad_b * 0.5).sum()
+
+    a, b = OPERANDS[shapes]
+    check_on(device, oracle, ag, second, op=f"second derivative through {name}, {shapes}", a=a, b=b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_first_derivatives_of_a_chain_of_every_operation(oracle, ag, device):
+    def chain(lib, a, b, c):
+        h = (a * b - c / b).tanh()
+        return (h.exp() + (a ** 2).log() * h.sigmoid() - (-c).relu() + 2.0 ** h - 3.0 / (b + 4.0)) ** 2
+
+    check_on(device, oracle, ag, chain, op="a chain of every operation, b broadcast",
+             a=A, b=B_ROW, c=A - 1.2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", list(NUMBER_SIDES))
+def test_a_number_on_either_side_inside_a_graph(oracle, ag, op, device):
+    f = NUMBER_SIDES[op]
+    check_on(device, oracle, ag, lambda lib, x: f(lib, x * x).tanh(), op=f"tanh({op}) with x * x for x", x=A)
+
+
+ZERO_BASES = {
+    # 0 ** e: e's gradient is out * ln(0) = 0 * -inf = nan by the formula; torch gives 0.
+    "base ** exponent": lambda lib, base, exponent: base ** exponent,
+    # base's gradient e * 0 ** (e - 1) is 0 for e > 1 and 1 for e = 1: no division by the base.
+    "base ** 1": lambda lib, base, exponent: base ** 1.0,
+    "base ** 2": lambda lib, base, exponent: base ** 2.0 + exponent,
+    "base ** 3, twice differentiated": lambda lib, base, exponent: lib.autograd.grad(
+        (base ** 3.0).sum(), base, create_graph=True)[0] * exponent,
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", list(ZERO_BASES))
+def test_pow_of_a_zero_base(oracle, ag, op, device):
+    """The lesson's corner: `0 ** e` gives torch's gradients (0 for the exponent)."""
+    base = np.array([0.0, 2.0, 0.0, 1.5, 0.0])
+    exponent = np.array([2.0, 2.0, 3.0, 0.5, 1.0])
+    check_on(device, oracle, ag, ZERO_BASES[op], op=f"{op} with zeros in the base", base=base, exponent=exponent)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_relu_at_zero_passes_no_gradient(oracle, ag, device):
+    """torch takes relu's gradient at x = 0 as 0: the gradient passes where out > 0 only."""
+    x = np.array([0.0, -1.5, 2.0, 0.0])
+    check_on(device, oracle, ag, lambda lib, x: x.relu() * 3.0, op="x.relu() with zeros in x", x=x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_float32_stays_float32_in_the_middle_of_a_graph(oracle, ag, device):
+    a, b = A.astype(np.float32), B_ROW.astype(np.float32)
+
+    def net(lib, a, b):
+        h = (a * b).sigmoid() / (b + 1.0) - (a - b).tanh() * (-a).exp() + a ** b + (a * b).log()
+        (grad_a,) = lib.autograd.grad((h * h).sum(), a, create_graph=True)
+        return (grad_a * h).relu()
+
+    check_on(device, oracle, ag, net, op="every rule, float32, to second order", a=a, b=b)

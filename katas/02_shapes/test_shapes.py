@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 
+from plugin.gpu_check import check_grads_on_gpu
 from plugin.oracle import Constant
 
 DTYPES = st.sampled_from([np.float64, np.float32])
@@ -461,3 +462,110 @@ def test_second_derivatives(oracle, name):
 
     x = np.array([[0.7, 1.3, 2.1], [-0.4, 0.9, 0.2]])
     oracle.check_grads(second, op=f"second derivative through {name}", x=x)
+
+
+# --- every piece in the middle of a graph, with batches, and on the GPU (issue 14) --------------
+
+def check_on(device, oracle, ag, fn, op, **inputs):
+    """oracle.check_grads on the CPU; on the (simulated) GPU, the same check against torch's
+    CPU answer, with every tensor the engine hands back still on the GPU."""
+    __tracebackhide__ = True
+    if device == "cpu":
+        oracle.check_grads(fn, op=op, **inputs)
+    else:
+        check_grads_on_gpu(ag, fn, op=op, **inputs)
+
+
+DEVICES = ["cpu", "cuda"]
+
+# (the piece, its place in a graph of x and w, x's shape, w's shape): each piece takes inputs
+# made from x and w and feeds a square, so the gradient it receives depends on x and w.
+IN_THE_MIDDLE = {
+    "unbroadcast, leading and size-1 dimensions": (lambda lib, x, w: x * w, (2, 1, 3), (4, 1)),
+    "sum with keepdim": (lambda lib, x, w: x.sum(dim=(0, 2), keepdim=True) * w, (2, 3, 4), (3, 1)),
+    "sum of everything": (lambda lib, x, w: x.sum() * w, (2, 3), (3,)),
+    "mean along a negative dim": (lambda lib, x, w: x.mean(dim=-1) * w, (2, 3, 4), (3,)),
+    "max along a dim": (lambda lib, x, w: (x * w).max(dim=1, keepdim=True).values, (2, 3, 4), (4,)),
+    "max of everything": (lambda lib, x, w: (x * w).max(), (2, 3), (3,)),
+    "reshape": (lambda lib, x, w: (x * w).reshape(4, 3), (2, 2, 3), (3,)),
+    "transpose of a batch": (lambda lib, x, w: (x * w).transpose(-1, 0), (2, 2, 3), (3,)),
+    "a batch @ a shared matrix": (lambda lib, x, w: x @ w, (2, 2, 3), (3, 4)),
+    "batch dimensions broadcast": (lambda lib, x, w: x @ w, (2, 1, 2, 3), (3, 3, 2)),
+    "1-D @ a batch": (lambda lib, x, w: x @ w, (3,), (2, 3, 4)),
+    "a batch @ 1-D": (lambda lib, x, w: x @ w, (2, 2, 3), (3,)),
+    "1-D @ 1-D": (lambda lib, x, w: x @ w, (3,), (3,)),
+    "indexing that repeats": (lambda lib, x, w: (x * w)[lib.tensor([1, 0, 1]), 1:], (2, 3), (3,)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(IN_THE_MIDDLE))
+def test_second_derivatives_in_the_middle_of_a_graph(oracle, ag, name, device):
+    """The piece's incoming gradient depends on the inputs: a piece that leaves `grad` (or part
+    of its result) out of the recorded graph gives a wrong second derivative here."""
+    f, shape_x, shape_w = IN_THE_MIDDLE[name]
+
+    def second(lib, x, w):
+        middle = f(lib, x, w)
+        grad_x, grad_w = lib.autograd.grad((middle * middle).sum(), (x, w), create_graph=True)
+        assert grad_x.grad_fn is not None and grad_w.grad_fn is not None, (
+            "a gradient has no grad_fn with create_graph=True: write the piece with tensor "
+            "operations only (no numpy on gradients, no .data or .detach())"
+        )
+        return (grad_x * grad_x).sum() + (grad_w * 0.5).sum()
+
+    x, w = values(shape_x, seed=1), values(shape_w, seed=2)
+    check_on(device, oracle, ag, second, op=f"second derivative through {name}: x {shape_x}, w {shape_w}", x=x, w=w)
+
+
+@pytest.mark.parametrize("case", list(MATMUL_CASES))
+def test_matmul_on_the_gpu(ag, case):
+    shape_a, shape_b = MATMUL_CASES[case]
+    a, b = values(shape_a, np.float32, seed=1), values(shape_b, np.float32, seed=2)
+    check_grads_on_gpu(ag, lambda lib, a, b: a @ b, op=f"a @ b, {case}: a {shape_a}, b {shape_b}", a=a, b=b)
+
+
+@pytest.mark.parametrize("case", list(INDEX_CASES))
+def test_indexing_on_the_gpu(ag, case):
+    def index(lib, x):  # index tensors made on the CPU, as the cases make them (torch allows it)
+        return INDEX_CASES[case](lib, x)
+
+    check_grads_on_gpu(ag, index, op=f"{case} with x of shape (4, 3)", x=values((4, 3)))
+
+
+@pytest.mark.parametrize("shape, dim, keepdim", REDUCTION_CASES, ids=[f"{s}-dim={d}-keepdim={k}" for s, d, k in REDUCTION_CASES])
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_reductions_on_the_gpu(ag, reduction, shape, dim, keepdim):
+    check_grads_on_gpu(
+        ag, lambda lib, x: getattr(x, reduction)(dim=dim, keepdim=keepdim),
+        op=f"x.{reduction}(dim={dim}, keepdim={keepdim}) with x of shape {shape}", x=values(shape),
+    )
+
+
+STRETCHED = [(g, s) for g, s in UNBROADCAST_CASES if g != s]  # (an equal shape calls no piece of this kata)
+
+
+@pytest.mark.parametrize("case", STRETCHED, ids=[f"{g}->{s}" for g, s in STRETCHED])
+def test_broadcasting_on_the_gpu(ag, case):
+    grad_shape, shape = case
+    check_grads_on_gpu(ag, lambda lib, a, b: a * b, op=f"a * b with a {grad_shape} and b {shape}",
+                       a=values(grad_shape, seed=1), b=values(shape, seed=2))
+
+
+def test_max_on_the_gpu(ag):
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 3.0, -1.0]])
+    check_grads_on_gpu(ag, lambda lib, x: x.max() * 2.0 + x.max(dim=1).values * x.max(dim=0, keepdim=True).values.sum(),
+                       op="x.max() and x.max(dim) with ties", x=x)
+
+
+def test_a_small_network_on_the_gpu(ag):
+    x = values((4, 3), np.float32, seed=1)
+    w = values((2, 3, 5), np.float32, seed=2)
+    b = values((5,), np.float32, seed=3)
+
+    def net(lib, x, w, b):
+        h = (x[lib.tensor([0, 2, 2])] @ w + b).sigmoid()  # (2, 3, 5)
+        top = h.max(dim=-1, keepdim=True).values + h.max()
+        return (h.transpose(0, 1).reshape(3, 10) * top.reshape(6).mean()).mean(dim=(0, -1)).sum()
+
+    check_grads_on_gpu(ag, net, op="a small network through every piece, float32", x=x, w=w, b=b)

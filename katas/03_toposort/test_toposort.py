@@ -90,6 +90,30 @@ def test_only_reachable_nodes(ag):
     assert unrelated.grad_fn not in piece(ag)(roots)
 
 
+# (issue 14) the engine sorts once per pass: a graph kept with retain_graph is sorted twice
+def test_every_call_starts_afresh(ag):
+    """The engine calls your function once per backward pass: a graph kept with retain_graph
+    is sorted again, and the second order must be whole too (keep no state between calls)."""
+    import numpy as np
+    import torch
+
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    h = x.sigmoid()
+    y = (h * 2 + h.exp()).sum()
+    roots = [y.grad_fn]
+    assert_valid_order(piece(ag)(roots), roots)
+    assert_valid_order(piece(ag)(roots), roots)  # the same graph, a second time
+    results = []
+    for lib in (torch, ag):
+        x = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
+        h = x.tanh()
+        y = (h * h.exp()).sum()
+        y.backward(retain_graph=True)
+        y.backward()  # the second pass adds the same gradient again
+        results.append(x.grad.detach().numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-10, err_msg="two backward passes over one graph")
+
+
 @given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.sampled_from("+*")), min_size=1, max_size=25))
 def test_random_graphs(ag, program):
     """Each step combines two earlier values: fan-out and diamonds appear at random."""
@@ -142,3 +166,17 @@ def test_the_engine_uses_your_order(ag):
         y.backward()
         results.append(x.grad.detach().numpy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-10)
+
+
+# --- on the GPU (issue 14): the order does not depend on where the tensors live ---------------
+
+def test_the_engine_uses_your_order_on_the_gpu(ag):
+    """A backward pass on the simulated GPU, in your order: torch's gradients (on the CPU),
+    and every gradient on the GPU."""
+    from plugin.gpu_check import check_grads_on_gpu
+
+    def net(lib, x, w):
+        h = (x @ w).tanh()
+        return (h * h.exp() + h.sigmoid() * (x @ w)).sum() + (w * w).sum()
+
+    check_grads_on_gpu(ag, net, op="a backward pass with fan-out", x=[[0.3, -1.2], [2.0, 0.5]], w=[[0.7, -0.4], [1.1, 0.2]])

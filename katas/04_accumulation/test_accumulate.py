@@ -338,3 +338,89 @@ def test_backward_inputs_accumulates_only_into_them(oracle):
 
     agree(oracle, scenario, "backward(inputs=[...]) accumulates into exactly those tensors",
           x=X, w=X[::-1].copy())
+
+
+# --- a .grad set beforehand, scenarios run twice, the GPU (issue 14) ---------------------------
+
+def test_a_grad_set_by_hand_is_added_into(oracle):
+    def scenario(lib, x, g0):
+        x.grad = g0  # a .grad that the engine did not make: a user's, or an optimizer's
+        (x * x).sum().backward()
+        fact = x.grad is g0
+        (x * 3).sum().backward()
+        return {"after a pass, `x.grad is` the tensor set by hand": fact,
+                "after two passes, `x.grad is` it": x.grad is g0, "the tensor set by hand": g0, "x.grad": x.grad}
+
+    agree(oracle, scenario, "a .grad that is already set is added into in place, whoever set it",
+          x=X, g0=Constant(np.array([1.0, -1.0, 0.5])))
+
+
+def test_a_grad_set_by_hand_with_create_graph(oracle):
+    def scenario(lib, x, g0):
+        x.grad = g0
+        backward((x ** 3).sum(), create_graph=True)
+        return {"`x.grad is` the tensor set by hand": x.grad is g0, "the tensor set by hand": g0,
+                "x.grad": x.grad, "x.grad.requires_grad": x.grad.requires_grad}
+
+    agree(oracle, scenario, "with create_graph, a .grad already set is added to out of place: the "
+          "tensor set by hand keeps its value", x=X, g0=Constant(np.array([1.0, -1.0, 0.5])))
+
+
+def test_the_same_scenario_twice(oracle):
+    """A whole training-like sequence, then the same again after x.grad = None: nothing of the
+    first round may leak into the second."""
+
+    def scenario(lib, x, w):
+        seen = {}
+        for round in (1, 2):
+            x.grad = w.grad = None
+            h = (x * w).tanh()
+            loss = (h * h + h).sum()
+            loss.backward(retain_graph=True)
+            first = x.grad
+            loss.backward()
+            seen[f"round {round}: `x.grad is` its first value"] = x.grad is first
+            seen[f"round {round}: x.grad"] = x.grad
+            seen[f"round {round}: w.grad"] = w.grad
+        return seen
+
+    agree(oracle, scenario, "each round starts from x.grad = None: copy the first gradient, add the "
+          "second into it", x=X, w=X[::-1].copy())
+
+
+def test_fan_out_and_accumulation_on_the_gpu(ag):
+    from plugin.gpu_check import check_grads_on_gpu
+
+    def fan_out(lib, p, q):
+        (p * q.exp()).sum().backward(retain_graph=True)  # a first pass into p.grad and q.grad
+        h = (p + q).tanh()
+        return (p + q) + h * 2 + h.exp() * q
+
+    check_grads_on_gpu(ag, fan_out, op="two passes through a graph with fan-out", p=X, q=X[::-1].copy())
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
+def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
+    import torch
+
+    expected = torch.tensor(X, requires_grad=True)
+    x = ag.tensor(X, requires_grad=True, device="cuda")
+    objects = []
+    for lib, leaf in ((torch, expected), (ag, x)):
+        for _ in range(3):
+            backward((leaf ** 3).sum(), create_graph=create_graph)
+            if lib is ag:
+                objects.append(x.grad)
+    assert str(x.grad.device) == "cuda:0", (
+        f"x is on cuda:0 and its .grad on {x.grad.device}: keep the gradient where it is (tensor "
+        "operations, grad.clone()), never through numpy")
+    np.testing.assert_allclose(x.grad.detach().cpu().numpy(), expected.grad.detach().numpy(), rtol=1e-10)
+    same = [objects[0] is later for later in objects[1:]]
+    assert same == [not create_graph] * 2, (
+        f"on the GPU as on the CPU, `x.grad is` its first value after each later pass: expected "
+        f"{[not create_graph] * 2}, got {same}")
+    if create_graph:
+        (second,) = ag.autograd.grad(x.grad.sum(), x)
+        assert str(second.device) == "cuda:0"
+        np.testing.assert_allclose(second.cpu().numpy(), 3 * 6 * X, rtol=1e-10,
+                                   err_msg="the derivative of x.grad.sum() after three create_graph passes")

@@ -24,12 +24,15 @@ def make_root_grads(outputs, grad_outputs):
     - g is a tensor: g must have exactly the output's shape (no broadcasting), else
           RuntimeError("Mismatch in shape: grad_output[i] has a shape of torch.Size([...])
           and output[i] has a shape of torch.Size([...]).")  (one line, sizes as lists,
-          e.g. torch.Size([2, 3]), torch.Size([]) for shape ()). The seed is g itself.
+          e.g. torch.Size([2, 3]), torch.Size([]) for shape ()). The seed is g itself, cast
+          to the output's dtype when the two differ (g.to(dtype=output.dtype), as torch
+          does: a float64 gradient for a float32 output gives a float32 seed).
     - g is None and the output requires grad: the output must have exactly one element
           (shape (), (1,), (1, 1), ...), else
           RuntimeError("grad can be implicitly created only for scalar outputs").
-          The seed is a new tensor of ones with the output's shape and dtype, which does
-          not require grad (ag.ones_like(output) or output.new_ones(output.shape)).
+          The seed is a new tensor of ones with the output's shape, dtype and device, which
+          does not require grad (ag.ones_like(output) or output.new_ones(output.shape)), made
+          afresh for every call: a hook may change a seed in place.
     - g is None and the output does not require grad: no error here (see below).
 
     Then, only after every seed has been made (torch's order), each output must require

@@ -336,3 +336,83 @@ def test_a_given_gradient_is_used_as_it_is(oracle, ag):
         return lib.autograd.grad(vjp, v, grad_outputs=lib.tensor(array(1.0, 1.0, 1.0)))
 
     oracle.compare(double_backward)
+
+
+# --- fresh seeds every pass, a gradient of another dtype, the GPU (issue 14) -------------------
+
+def test_implicit_seeds_are_fresh_every_pass(oracle):
+    """A hook on the output may change its gradient in place (here it doubles it): the next
+    pass must start again from a new seed of ones, not from the changed one."""
+
+    def twice(lib):
+        x = lib.tensor(array(1.0, 2.0, -0.5), requires_grad=True)
+        y = (x * x).sum()
+        y.register_hook(lambda grad: grad.mul_(2))
+        y.backward(retain_graph=True)
+        y.backward(retain_graph=True)  # x.grad is already set: the second pass adds into it
+        (again,) = lib.autograd.grad(y, x)
+        return x.grad, again
+
+    oracle.compare(twice)
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
+def test_a_gradient_of_another_dtype_is_cast_to_the_output_dtype(oracle, ag, create_graph):
+    """torch casts a given gradient to its output's dtype (and the cast is recorded, so the
+    result can still be differentiated with respect to the gradient)."""
+    x = ag.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    y = x * 3
+    g = ag.tensor(array(1.0, 0.5))  # float64, for a float32 output
+    (seed,) = seeds_for(ag, (y,), (g,), "a float64 gradient for a float32 output (torch casts it)")
+    assert np.dtype(seed.dtype) == np.float32, (
+        f"the output is float32 and its seed {seed.dtype}: cast a given gradient to the output's "
+        "dtype (g.to(dtype=output.dtype)), as torch does")
+    np.testing.assert_array_equal(seed.detach().numpy(), [1.0, 0.5])
+
+    def cast(lib):
+        x = lib.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+        v = lib.tensor(array(1.0, 0.5), requires_grad=create_graph)
+        (vjp,) = lib.autograd.grad(x * x, x, grad_outputs=v, create_graph=create_graph)
+        seen = [vjp, str(vjp.dtype).replace("torch.", "")]
+        if create_graph:
+            (d,) = lib.autograd.grad(vjp.sum(), v)
+            seen += [d, str(d.dtype).replace("torch.", "")]
+        return seen
+
+    oracle.compare(cast)
+
+
+GPU_SEEDS = {
+    "an implicit seed": lambda lib, x: ((x * x).sum(), None),
+    "an implicit seed, shape (1, 1)": lambda lib, x: ((x * x).sum().reshape(1, 1), None),
+    "a given gradient": lambda lib, x: (x.tanh() * x, lib.tensor(array(0.5, -1.0, 2.0), device=x.device)),
+}
+
+
+@pytest.mark.parametrize("case", list(GPU_SEEDS))
+def test_seeds_on_the_gpu(ag, case):
+    """An output on the GPU gets its seed on the GPU (torch's ones_like(output)); the pass
+    then gives torch's gradients (on the CPU), on the GPU."""
+    x = ag.tensor(array(1.0, 2.0, -0.5), requires_grad=True, device="cuda")
+    y, g = GPU_SEEDS[case](ag, x)
+    (seed,) = seeds_for(ag, (y,), None if g is None else (g,), f"{case} for an output on the GPU")
+    assert str(seed.device) == "cuda:0", (
+        f"the output is on cuda:0 and its seed on {seed.device}: make the ones like the output "
+        "(ag.ones_like(output) or output.new_ones(output.shape)), which puts them on its device")
+    y.backward(g)
+    theirs = torch.tensor(array(1.0, 2.0, -0.5), requires_grad=True)
+    y_t, g_t = GPU_SEEDS[case](torch, theirs)
+    y_t.backward(g_t)
+    assert str(x.grad.device) == "cuda:0", f"x is on cuda:0, x.grad on {x.grad.device}"
+    np.testing.assert_allclose(x.grad.cpu().numpy(), theirs.grad.numpy(), rtol=1e-10)
+
+
+def test_several_one_element_outputs_without_any_gradient(oracle):
+    """grad_tensors left out altogether (None): every output gets its implicit seed."""
+
+    def both(lib):
+        x, l1, l2 = two_heads(lib)
+        lib.autograd.backward([l1.sum(), l2])
+        return x.grad, lib.autograd.grad([l2, (l1 * l1).sum()], x)
+
+    oracle.compare(both)

@@ -10,7 +10,8 @@ max), reshape and transpose, matrix products, indexing. A rule receives
 and returns a tuple with one gradient per input, each in that INPUT's shape and dtype (or
 None for an input that needs no gradient). Use tensor operations (.sum, .reshape,
 .transpose, @, *, comparisons, .index_put), never numpy: with create_graph=True the engine
-records them, which is how second derivatives work.
+records them, which is how second derivatives work. The tests also run on a simulated GPU:
+make new tensors on grad's device (grad.new_zeros(shape), ag.arange(n, device=grad.device)).
 
 `unbroadcast` is not a rule: the engine calls it on the gradient of every binary
 elementwise operation (+ - * / **) whose operand was broadcast.

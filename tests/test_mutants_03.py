@@ -1,0 +1,140 @@
+"""Kata 03's mutation suite: one plausible mistake per sentence of topological_order's contract
+(the stub docstring and the lesson), planted in the reference (a depth-first search) or in a
+correct Kahn's algorithm, and graded: the kata must not come out done. Correct solutions
+written differently must come out done."""
+import pytest
+
+from kit import RECURSIVE_TOPOSORT, assert_done, assert_stubs_all_todo, learner_source
+from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from test_plugin import KAHN
+
+KATA = "03_toposort"
+FILE = "toposort.py"
+SOURCE = learner_source("toposort")
+HEADER = "def topological_order(roots):\n"
+SOURCE = SOURCE.replace(HEADER, "_VISITED = set()\n\n\n" + HEADER)  # unused by the reference
+
+
+def replaced_by(solution):
+    """A mutant that puts a whole wrong function first (the reference's is renamed away)."""
+    return solution.strip("\n") + "\n\n\ndef _unused(roots):\n"
+
+
+# Pre-order: a node is listed when first met, so in a diamond the shared node can come before
+# one of the nodes that feed it.
+PRE_ORDER = '''
+def topological_order(roots):
+    order, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+    return order
+'''
+
+# Breadth-first from the roots: right on trees, wrong when two paths to a node differ in length.
+BREADTH_FIRST = '''
+from collections import deque
+
+
+def topological_order(roots):
+    order, seen = [], set()
+    queue = deque(r for r in roots if r is not None)
+    while queue:
+        node = queue.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return order
+'''
+
+MUTANTS = [
+    # "roots may hold None (skip it) and the same node twice"
+    Mutant("does not skip None roots", "if root is None or root in visited:", "if root in visited:",
+           expect="AttributeError"),
+    Mutant("lists a repeated root twice", "if root is None or root in visited:", "if root is None:",
+           expect="appears twice"),
+    # "Children that are None are not nodes: skip them"
+    Mutant("does not skip None children", "if child is not None and child not in visited:",
+           "if child not in visited:", expect="AttributeError"),
+    # "several roots": every one of them is a starting point
+    Mutant("starts from the first root only", "for root in roots:", "for root in roots[:1]:",
+           expect="missing from the order"),
+    # "each node comes before every node in its next_functions"
+    Mutant("forgets to reverse the post-order", "    post_order.reverse()\n", "", expect="must come before"),
+    Mutant("lists nodes in pre-order", HEADER, replaced_by(PRE_ORDER), expect="must come before"),
+    Mutant("walks breadth-first", HEADER, replaced_by(BREADTH_FIRST), expect="must come before"),
+    # "return ... a list"
+    Mutant("returns an iterator", "    post_order.reverse()\n    return post_order\n", "    return reversed(post_order)\n",
+           expect="must return a list"),
+    # every call starts afresh (the engine sorts once per backward pass)
+    Mutant("keeps its visited set between calls", '    """Every node reachable from `roots` once, each before the nodes in its next_functions."""\n'
+           "    visited = set()\n", "    visited = _VISITED  # one set for every call\n", expect="missing from the order"),
+    # "a 100,000-deep chain (no recursion)"
+    Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="recursed too deep"),
+    # "time proportional to the number of nodes and edges"
+    Mutant("looks nodes up in a list", "if child is not None and child not in visited:",
+           "if child is not None and child not in list(visited):", expect="looks quadratic"),
+]
+
+KAHN_MUTANTS = [
+    # Kahn's algorithm: "count, for every reachable node, how many edges point into it"
+    Mutant("counts only the first edge into each node",
+           "            feeders[child] = feeders.get(child, 0) + 1\n            if child not in seen:\n",
+           "            if child not in seen:\n                feeders[child] = feeders.get(child, 0) + 1\n",
+           expect="test_several_roots_sharing_a_trunk"),
+    # "a root may also be reachable from another root"
+    Mutant("takes every root as ready", "ready = deque(r for r in roots if feeders.get(r, 0) == 0)",
+           "ready = deque(roots)", expect="test_several_roots"),
+    Mutant("keeps repeated roots", "roots = [r for r in dict.fromkeys(roots) if r is not None]",
+           "roots = [r for r in roots if r is not None]", expect="appears twice"),
+]
+
+PLANTS = [(SOURCE, m) for m in MUTANTS] + [(KAHN, m) for m in KAHN_MUTANTS]
+
+
+def test_the_shipped_stubs_are_all_to_dos(checkout):
+    outcomes = assert_stubs_all_todo(checkout.runpytest("-p", "no:randomly"), KATA)
+    assert outcomes.get("todo", 0) >= 10, outcomes
+
+
+@pytest.mark.parametrize("base, mutant", PLANTS, ids=[str(m) for _, m in PLANTS])
+def test_a_planted_mistake_is_caught(checkout, base, mutant):
+    assert_killed(plant_and_grade(checkout, KATA, FILE, mutate(base, mutant)), KATA, mutant)
+
+
+# Correct, and written differently: a depth-first search that keeps "entered" and "finished"
+# states in one dict and appends to a list reversed once.
+TWO_STATES = '''
+def topological_order(roots):
+    state = {}  # node -> "open" while its children are being listed, "done" after
+    finished = []
+    for root in roots:
+        if root is None or root in state:
+            continue
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if node not in state:
+                state[node] = "open"
+                stack.extend(c for c, _ in reversed(node.next_functions) if c is not None and c not in state)
+            else:
+                stack.pop()
+                if state[node] == "open":
+                    state[node] = "done"
+                    finished.append(node)
+    finished.reverse()
+    return finished
+'''
+
+VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_STATES}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_a_correct_solution_written_differently_is_done(checkout, name):
+    assert_done(plant_and_grade(checkout, KATA, FILE, VARIANTS[name]), KATA)
