@@ -5,11 +5,83 @@ import pytest
 
 from kit import assert_done, learner_source
 from mutation import Mutant, assert_killed, mutate, plant_and_grade
-from test_kata_06 import ALTERNATIVE, HELPERS
 
 KATA = "06_backward_pass"
 FILE = "backward_pass.py"
 SOURCE = learner_source("backward_pass")
+
+# Correct too, in another shape: the loop split into small helpers (seeds, needed nodes,
+# hooks), the needed set built from the order by a forward sweep over parents, and the
+# captures kept per position of `inputs`.
+HELPERS = '''
+from plugin import engine as ag
+
+
+def _seeds(roots, root_grads):
+    buffers = {}
+    for root, seed in zip(roots, root_grads):
+        node = ag.gradient_node(root)
+        if node is None:
+            continue
+        buffers[node] = seed if node not in buffers else ag.pieces.active.merge_grads(buffers[node], seed)
+    return buffers
+
+
+def _needed(order, targets):
+    parents = {}
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                parents.setdefault(child, []).append(node)
+    needed, stack = set(), list(targets)
+    while stack:  # walk up from the targets: every ancestor leads to one
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(parents.get(node, ()))
+    return needed
+
+
+def _after_hooks(node, grad):
+    for hook in (node.pre_hooks or []):
+        replaced = hook(grad)
+        if replaced is not None:
+            grad = replaced
+    tensor = node.retained() if node.retained is not None else None
+    if tensor is not None:
+        if tensor._grad is None:
+            tensor._grad = grad.clone()
+        else:
+            tensor._grad = tensor._grad + grad
+    return grad
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
+    buffers = _seeds(roots, root_grads)
+    order = ag.pieces.active.topological_order(list(buffers))
+    targets = None if inputs is None else [ag.gradient_node(t) for t in inputs]
+    needed = None if targets is None else _needed(order, targets)
+    results = [None] * (0 if targets is None else len(targets))
+    with ag.set_grad_enabled(create_graph):
+        for node in order:
+            if node not in buffers:
+                continue
+            grad = _after_hooks(node, buffers.pop(node))
+            if targets is not None:
+                for i, target in enumerate(targets):
+                    if target is node:
+                        results[i] = grad
+                below = [c for c, _ in node.next_functions if c is not None and c in needed]
+                if not below:
+                    continue
+            for (child, _), g in zip(node.next_functions, node(grad)):
+                if child is None or g is None or (needed is not None and child not in needed):
+                    continue
+                buffers[child] = g if child not in buffers else ag.pieces.active.merge_grads(buffers[child], g)
+            if not retain_graph:
+                node.release_saved()
+    return None if targets is None else tuple(results)
+'''
 
 # A loop of its own (a depth-first order) instead of the active piece of kata 03.
 OWN_ORDER = """    order, seen, stack = [], set(), [(n, False) for n in root_nodes if n is not None]
@@ -162,7 +234,9 @@ def test_a_planted_mistake_is_not_done(checkout, mutant):
     assert_killed(plant_and_grade(checkout, KATA, FILE, source), KATA, mutant)
 
 
-CORRECT = {"the reference as a learner writes it": SOURCE, "pending lists": ALTERNATIVE, "small helpers": HELPERS}
+# The reference planted as a learner writes it is the baseline: planting alone must not fail.
+# (A third correct loop, ALTERNATIVE, is graded in test_kata_06.py.)
+CORRECT = {"the reference as a learner writes it": SOURCE, "small helpers": HELPERS}
 
 
 @pytest.mark.parametrize("name", CORRECT)

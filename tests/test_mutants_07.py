@@ -5,7 +5,6 @@ import pytest
 
 from kit import assert_done, learner_source
 from mutation import Mutant, assert_killed, mutate, plant_and_grade
-from test_kata_07 import ALTERNATIVE
 
 KATA = "07_retain_graph"
 FILE = "saved.py"
@@ -154,7 +153,9 @@ def test_a_planted_mistake_is_not_done(checkout, mutant):
     assert_killed(plant_and_grade(checkout, KATA, FILE, source), KATA, mutant)
 
 
-CORRECT = {"the reference as a learner writes it": SOURCE, "records": ALTERNATIVE, "plain lists": PLAIN}
+# The reference planted as a learner writes it is the baseline: planting alone must not fail.
+# (A third correct solution, ALTERNATIVE, is graded in test_kata_07.py.)
+CORRECT = {"the reference as a learner writes it": SOURCE, "plain lists": PLAIN}
 
 
 @pytest.mark.parametrize("name", CORRECT)

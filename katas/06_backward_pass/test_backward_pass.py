@@ -321,17 +321,7 @@ def test_without_create_graph_the_gradient_has_no_graph(oracle):
     oracle.compare(first, x=array(0.5, -1.0))
 
 
-def test_a_deep_chain(ag):
-    poke(ag)
-    x = ag.tensor([1.0], requires_grad=True)
-    y = x
-    for _ in range(20_000):
-        y = y * 1.0
-    y.sum().backward()
-    assert x.grad is not None and float(x.grad.numpy()[0]) == 1.0, f"x.grad is {x.grad}, expected [1.0]"
-
-
-# --- the contract's edges: roots, retain_grad, the active pieces, growth ------------------------
+# --- the contract's edges: roots, retain_grad, the active pieces -------------------------------
 
 
 def test_a_leaf_as_the_root(oracle):
@@ -458,6 +448,19 @@ def test_the_loop_uses_the_active_order_and_merge(ag):
     )
 
 
+# --- depth and growth (last: the slowest) ------------------------------------------------------
+
+
+def test_a_deep_chain(ag):
+    poke(ag)
+    x = ag.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(20_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad is not None and float(x.grad.numpy()[0]) == 1.0, f"x.grad is {x.grad}, expected [1.0]"
+
+
 def test_linear_time(ag, growth):
     """8x the nodes may cost about 8x the time, not 64x (a list used as a set, a search per
     node)."""
@@ -473,4 +476,4 @@ def test_linear_time(ag, growth):
         return lambda: ag.pieces.active.run_backward((loss,), (seed,), True, False)
 
     poke(ag)  # a stub stops here, before the graphs are built
-    growth(make, 800)  # 1,200 and 9,600 nodes: big enough that a search per node shows
+    growth(make, 1000)  # 1,500 and 12,000 nodes: big enough that a search per node shows
