@@ -10,9 +10,9 @@ KATA = "06_backward_pass"
 FILE = "backward_pass.py"
 SOURCE = learner_source("backward_pass")
 
-# Correct too, in another shape: the loop split into small helpers (seeds, needed nodes,
-# hooks), the needed set built from the order by a forward sweep over parents, and the
-# captures kept per position of `inputs`.
+# Correct, and written differently from the reference: the loop split into small helpers
+# (seeds, needed nodes, hooks), the needed set found by walking up from the targets through
+# each node's parents, and the captures kept per position of `inputs`.
 HELPERS = '''
 from plugin import engine as ag
 
