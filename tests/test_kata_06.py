@@ -6,74 +6,58 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 KATA = "06_backward_pass"
 FILE = "backward_pass.py"
 
-# Correct, and written differently from reference/backward_pass.py: its own order (Kahn's
-# algorithm on dependency counts, torch's way) instead of topological_order, a memoised
-# "leads to an input" walk for pruning, hooks inline.
+# Correct, and written differently from reference/backward_pass.py: the order still comes from
+# the active topological_order (the contract), but each node's incoming gradients wait in a
+# list and are merged when its turn comes, pruning is a memoised "leads to an input" walk
+# with an explicit stack, and the hooks run inline.
 ALTERNATIVE = '''
 from plugin import engine as ag
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
-    # Kahn's algorithm on dependency counts, over only the nodes that matter.
-    starts = {}
+    pieces = ag.pieces.active
+    pending = {}
     for tensor, seed in zip(roots, root_grads):
         node = ag.gradient_node(tensor)
         if node is not None:
-            starts[node] = seed if node not in starts else ag.pieces.active.merge_grads(starts[node], seed)
+            pending.setdefault(node, []).append(seed)
+    order = pieces.topological_order(list(pending))
     wanted = None
     if inputs is not None:
         wanted = [ag.gradient_node(t) for t in inputs]
         # which nodes lead to a wanted node: memoised walk without recursion
         leads = {}
-        for start in starts:
+        for start in pending:
             stack = [start]
             while stack:
                 node = stack[-1]
                 if node in leads:
                     stack.pop()
                     continue
-                pending = [c for c, _ in node.next_functions if c is not None and c not in leads]
-                if pending:
-                    stack.extend(pending)
+                todo = [c for c, _ in node.next_functions if c is not None and c not in leads]
+                if todo:
+                    stack.extend(todo)
                     continue
                 stack.pop()
                 leads[node] = node in wanted or any(leads[c] for c, _ in node.next_functions if c is not None)
         keep = lambda node: leads.get(node, False)
     else:
         keep = lambda node: True
-    waiting = {}
-    seen = set()
-    stack = [n for n in starts if keep(n)]
-    seen.update(stack)
-    while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
-            if child is None or not keep(child):
-                continue
-            waiting[child] = waiting.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    buffers = dict(starts)
-    ready = [n for n in starts if keep(n) and waiting.get(n, 0) == 0]
     captured = {}
     with ag.set_grad_enabled(create_graph):
-        while ready:
-            node = ready.pop()
-            grad = buffers.pop(node, None)
-            if grad is None:  # nothing reached it: just release its children's counts
-                for child, _ in node.next_functions:
-                    if child is not None and keep(child):
-                        waiting[child] -= 1
-                        if waiting[child] == 0:
-                            ready.append(child)
+        for node in order:
+            grads = pending.pop(node, None)
+            if not grads or not keep(node):
                 continue
+            grad = grads[0]
+            for more in grads[1:]:
+                grad = pieces.merge_grads(grad, more)
             for hook in list(node.pre_hooks or ()):
                 out = hook(grad)
                 grad = grad if out is None else out
-            if node.retained is not None and node.retained() is not None:
-                t = node.retained()
-                t._grad = grad.clone() if t._grad is None else t._grad + grad
+            owner = None if node.retained is None else node.retained()
+            if owner is not None:
+                owner._grad = grad.clone() if owner._grad is None else owner._grad + grad
             if wanted is not None and node in wanted:
                 captured[node] = grad
                 if not any(keep(c) for c, _ in node.next_functions if c is not None):
@@ -82,13 +66,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             if not retain_graph:
                 node.release_saved()
             for (child, _), g in zip(node.next_functions, outs):
-                if child is None or not keep(child):
-                    continue
-                if g is not None:
-                    buffers[child] = g if child not in buffers else ag.pieces.active.merge_grads(buffers[child], g)
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    ready.append(child)
+                if child is not None and g is not None and keep(child):
+                    pending.setdefault(child, []).append(g)
     if wanted is None:
         return None
     return tuple(captured.get(n) for n in wanted)

@@ -30,7 +30,10 @@ def jacobian(f, x):
 def hessian_vector_product(f, x, v):
     leaf = x.detach().requires_grad_(True)
     g = ag.autograd.grad(f(leaf), leaf, create_graph=True)[0]
-    return ag.autograd.grad((g * v).sum(), leaf)[0].detach()
+    if g.grad_fn is None:  # a constant gradient: the Hessian is zero
+        return ag.zeros_like(leaf)
+    hv = ag.autograd.grad((g * v).sum(), leaf, allow_unused=True)[0]
+    return ag.zeros_like(leaf) if hv is None else hv.detach()
 
 
 def gradient_penalty(critic, real, fake, alpha):

@@ -326,6 +326,136 @@ def test_without_create_graph_the_gradient_has_no_graph(oracle):
     oracle.compare(first, x=array(0.5, -1.0))
 
 
+# --- the contract's edges: roots, retain_grad, the active pieces -------------------------------
+
+
+def test_a_leaf_as_the_root(oracle):
+    """A root's node is ag.gradient_node(root): for a leaf that is its AccumulateGrad node."""
+
+    def leaf_root(lib, x):
+        x.backward(lib.tensor(array(2.0, 3.0)))
+        return x.grad
+
+    oracle.compare(leaf_root, x=array(0.5, -1.0))
+
+
+def test_two_roots_that_are_one_tensor_merge_their_seeds(oracle):
+    """backward([y, y], [g1, g2]): both seeds reach y's node, which runs once with g1 + g2."""
+
+    def twice_the_same_root(lib, x):
+        y = (x * 3).exp()
+        g1, g2 = lib.tensor(array(1.0, 2.0)), lib.tensor(array(10.0, 20.0))
+        lib.autograd.backward([y, y], [g1, g2])
+        return x.grad, g1, g2  # the caller's seeds are left as they were
+
+    oracle.compare(twice_the_same_root, x=array(0.5, -1.0))
+
+
+def test_retain_grad_without_any_hook(oracle):
+    def retained(lib, x):
+        h = x.exp()
+        h.retain_grad()  # no register_hook: the node has retained set, and no pre_hooks
+        (h * h + h).sum().backward()
+        return h.grad, x.grad
+
+    oracle.compare(retained, x=array(0.5, -1.0))
+
+
+def test_retain_grad_keeps_a_copy_of_the_first_gradient(oracle):
+    """h.grad must not be the seed (or a buffer) itself: changing the seed later leaves it."""
+
+    def retained(lib, x):
+        y = x * 2
+        y.retain_grad()
+        seed = lib.tensor(array(1.0, -1.0))
+        y.backward(seed)
+        with lib.no_grad():
+            seed.mul_(5)
+        return y.grad
+
+    oracle.compare(retained, x=array(0.5, -1.0))
+
+
+def test_retain_grad_adds_out_of_place(oracle):
+    """The second pass makes a new h.grad: the tensor the first pass gave stays as it was."""
+
+    def retained(lib, x):
+        h = x.exp()
+        h.retain_grad()
+        loss = (h * h).sum()
+        loss.backward(retain_graph=True)
+        first = h.grad
+        loss.backward()
+        return first, h.grad
+
+    oracle.compare(retained, x=array(0.5, -1.0))
+
+
+def test_retain_grad_on_a_tensor_that_is_gone(oracle):
+    """node.retained is a weak reference: once h is dropped, it gives None, and the pass goes on."""
+
+    def dropped(lib, x):
+        h = x * 2
+        h.retain_grad()
+        loss = (h * h).sum()
+        del h
+        loss.backward()
+        return x.grad
+
+    oracle.compare(dropped, x=array(0.5, -1.0))
+
+
+def incoming_edges(root):
+    """How many merges a pass over `root`'s graph needs: a node reached by k edges needs k - 1."""
+    edges, seen, stack = {}, set(), [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                edges[child] = edges.get(child, 0) + 1
+                stack.append(child)
+    return sum(k - 1 for k in edges.values())
+
+
+def test_the_loop_uses_the_active_order_and_merge(ag):
+    """The engine's other pieces are the active ones (katas 03 and 04): in the capstone they
+    are yours, so the loop must call them, not a copy of its own."""
+    poke(ag)
+    active = ag.pieces.active
+    calls = {"topological_order": 0, "merge_grads": 0}
+    order, merge = active.topological_order, active.merge_grads
+
+    def counted_order(roots):
+        calls["topological_order"] += 1
+        return order(roots)
+
+    def counted_merge(existing, incoming):
+        calls["merge_grads"] += 1
+        return merge(existing, incoming)
+
+    x = ag.tensor(array(0.5, -1.0), requires_grad=True)
+    h = x.sigmoid()
+    loss = (h * 2 + h.exp() - h * h).sum()
+    needed = incoming_edges(loss.grad_fn)
+    with ag.pieces.swapped({"topological_order": counted_order, "merge_grads": counted_merge}):
+        loss.backward()
+    assert calls["topological_order"] >= 1, (
+        "the pass never called ag.pieces.active.topological_order: take the order from the "
+        "active piece (kata 03), so that the capstone runs on your own sort"
+    )
+    assert calls["merge_grads"] >= needed, (
+        f"the pass called ag.pieces.active.merge_grads {calls['merge_grads']} times, but "
+        f"{needed} gradients had to be added to another one: sum them with the active piece "
+        "(kata 04), not with +"
+    )
+
+
+# --- depth and growth (last: the slowest) ------------------------------------------------------
+
+
 def test_a_deep_chain(ag):
     poke(ag)
     x = ag.tensor([1.0], requires_grad=True)
@@ -350,3 +480,21 @@ def test_an_input_named_twice(oracle):
         return gx, gw, gx_again, x.grad, w.grad
 
     oracle.compare(grads, x=array(0.5, -1.0), w=array(2.0, 0.3))
+
+
+def test_linear_time(ag, growth):
+    """8x the nodes may cost about 8x the time, not 64x (a list used as a set, a search per
+    node)."""
+
+    def make(n):
+        x = ag.tensor([0.5], requires_grad=True)
+        y = x
+        for _ in range(n // 2):
+            y = y * 0.5 + y.tanh()  # every value used twice: merges everywhere
+        loss = y.sum()
+        seed = ag.ones_like(loss)
+        # retain_graph=True: the same graph runs again and again (x.grad just adds up)
+        return lambda: ag.pieces.active.run_backward((loss,), (seed,), True, False)
+
+    poke(ag)  # a stub stops here, before the graphs are built
+    growth(make, 1000)  # 1,500 and 12,000 nodes: big enough that a search per node shows

@@ -4,6 +4,7 @@ import weakref
 
 import numpy as np
 import pytest
+import torch
 
 FREED = "Trying to backward through the graph a second time"
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -329,3 +330,102 @@ def test_a_change_before_saving_is_fine(ag, oracle):
         return x.grad
 
     oracle.compare(change, x=np.array([0.5, -1.0]))
+
+
+# --- in-place changes in full: every saved tensor, torch's whole message ----------------------
+
+def _inplace_message(lib, scenario):
+    """The error message of `scenario` on lib, up to "instead." (torch adds a hint after it)."""
+    x = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    try:
+        scenario(lib, x)
+    except RuntimeError as error:
+        message = str(error)
+        return message[: message.index("instead.") + len("instead.")] if "instead." in message else message
+    return "no error"
+
+
+def _leaf(lib, x):
+    y = (x * x).sum()          # Mul saves the leaf x
+    with lib.no_grad():
+        x.add_(1)
+    y.backward()
+
+
+def _constant(lib, x):
+    c = lib.tensor(np.array([2.0, 3.0]))
+    y = (x * c).sum()          # Mul saves the constant c
+    c.add_(1)
+    y.backward()
+
+
+def _matrix_constant(lib, x):
+    w = lib.tensor(np.ones((2, 3)))
+    y = (x.reshape(1, 2) @ w).sum()   # MatMul saves w, a 2 x 3 constant
+    w.mul_(2)
+    y.backward()
+
+
+def _changed_twice(lib, x):
+    h = x * 2
+    y = (h.exp() * h).sum()    # saves h
+    with lib.no_grad():
+        h.mul_(2)
+        h.mul_(2)              # version 2
+    y.backward()
+
+
+def _changed_with_grad_on(lib, x):
+    h = x.exp()
+    y = (h * h).sum()          # saves h
+    h.mul_(2)                  # recorded: h is now the output of a Mul
+    y.backward()
+
+
+INPLACE_SCENARIOS = {
+    "a saved leaf": _leaf,
+    "a saved constant": _constant,
+    "a saved 2-D constant": _matrix_constant,
+    "an input changed twice": _changed_twice,
+    "an input changed by a recorded operation": _changed_with_grad_on,
+}
+
+
+@pytest.mark.parametrize("name", INPLACE_SCENARIOS)
+def test_the_inplace_message_is_torchs_in_full(ag, name):
+    """Which tensor (type and shape), whose output it is (no "which is output" for a leaf or a
+    constant), its version now and when saved: all as torch says them."""
+    reach(ag)
+    expected = _inplace_message(torch, INPLACE_SCENARIOS[name])
+    actual = _inplace_message(ag, INPLACE_SCENARIOS[name])
+    assert expected.startswith(MODIFIED)
+    assert actual == expected, f"{name}: torch says\n  {expected}\nyours:\n  {actual}"
+
+
+# --- second derivatives through saved non-leaves -----------------------------------------------
+
+def test_a_second_derivative_through_a_times_a(ag, oracle):
+    """a * a saves a twice; a is no leaf: the unpacked a must still be a, with its graph, so that
+    the gradient (2 a a') can be differentiated again."""
+    reach(ag)
+
+    def second(lib, x):
+        a = x.exp()
+        y = (a * a).sum()
+        (g,) = lib.autograd.grad(y, [x], create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        return g, gg
+
+    oracle.compare(second, x=np.array([0.5, -1.0]))
+
+
+def test_a_second_derivative_through_a_saved_output(ag, oracle):
+    reach(ag)
+
+    def second(lib, x):
+        s = (x * 3).sigmoid()  # saves its own output s
+        (g,) = lib.autograd.grad((s * x).sum(), [x], create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        return g, gg
+
+    oracle.compare(second, x=np.array([0.5, -1.0]))

@@ -14,6 +14,7 @@ VECTOR_FUNCTIONS = {
     "exp(x[:2]) * 2": lambda lib: (lambda x: (x[0:2] * x[1:3]).exp() * 2),
     "tanh(W @ x)": lambda lib: (lambda x: (lib.tensor(np.arange(12.0).reshape(4, 3) / 10) @ x).tanh()),
     "sum of squares": lambda lib: (lambda x: (x * x).sum()),
+    "a matrix: x x^T": lambda lib: (lambda x: x.reshape(3, 1) @ x.tanh().reshape(1, 3)),
 }
 SCALAR_FUNCTIONS = {
     "sum(x**3)": lambda lib: (lambda x: (x ** 3).sum()),
@@ -37,9 +38,17 @@ def assert_close(actual, expected, what):
         f"{what}: shape {tuple(actual.shape)}, torch's is {tuple(expected.shape)}"
     )
     mine = values(actual)
-    assert np.allclose(mine, expected, rtol=1e-6, atol=1e-9), (
+    if expected.dtype == np.float64 and mine.dtype == np.float64:
+        # Both exact up to rounding: an approximation (finite differences) is not enough.
+        rtol, atol = 1e-12, 1e-13 * max(1.0, float(np.abs(expected).max(initial=0.0)))
+    else:
+        rtol, atol = 1e-6, 1e-9
+    assert np.allclose(mine, expected, rtol=rtol, atol=atol), (
         f"{what} differs from torch's: expected {np.array2string(expected, precision=5)}, "
         f"got {np.array2string(mine, precision=5)}"
+        + (f" (largest difference {np.abs(mine - expected).max():.2g}: the result must be exact up to "
+           "rounding, as torch's; an approximation such as finite differences is not)"
+           if mine.shape == expected.shape and np.allclose(mine, expected, rtol=1e-6, atol=1e-9) else "")
     )
 
 
@@ -117,6 +126,10 @@ def test_hvp_equals_torchs(ag, solution, name):
     actual = call("hessian_vector_product", solution.hessian_vector_product,
                   SCALAR_FUNCTIONS[name](ag), ag.tensor(x), ag.tensor(v))
     _, expected = torch.autograd.functional.hvp(SCALAR_FUNCTIONS[name](torch), torch.tensor(x), torch.tensor(v))
+    if hasattr(actual, "detach") and not values(actual).any() and expected.abs().max() > 0:
+        pytest.fail(f"hessian_vector_product of {name} gave zeros, torch's is not zero: the first "
+                    "autograd.grad needs create_graph=True, or the gradient has no graph of its own "
+                    "and looks constant (a zero Hessian)", pytrace=False)
     assert_close(actual, expected, f"hessian_vector_product of {name}")
 
 
@@ -202,3 +215,108 @@ def test_penalty_leaves_the_weights_grad_alone(ag, solution):
         "gradient_penalty put a .grad on the critic's weights: use ag.autograd.grad for the inner "
         "gradient (backward() accumulates into every weight)"
     )
+
+
+# --- edges: constant gradients, float32, the caller's tensors ----------------------------------
+
+CONSTANT_GRADIENT = {
+    "sum(2x)": lambda lib, w: (lambda x: (x * 2).sum()),
+    "sum(x * w), w a weight": lambda lib, w: (lambda x: (x * w).sum()),
+}
+
+
+@pytest.mark.parametrize("name", CONSTANT_GRADIENT)
+def test_hvp_of_a_function_with_a_constant_gradient_is_zero(ag, solution, name):
+    """f linear in x: its gradient does not depend on x (it may have no graph at all, or a
+    graph that does not reach x). The product is zero, as torch.autograd.functional.hvp says."""
+    x, v, w = RNG.normal(size=3), RNG.normal(size=3), RNG.normal(size=3)
+    weight = ag.tensor(w, requires_grad=True)
+    actual = call("hessian_vector_product", solution.hessian_vector_product,
+                  CONSTANT_GRADIENT[name](ag, weight), ag.tensor(x), ag.tensor(v))
+    _, expected = torch.autograd.functional.hvp(
+        CONSTANT_GRADIENT[name](torch, torch.tensor(w, requires_grad=True)), torch.tensor(x), torch.tensor(v))
+    assert_close(actual, expected, f"hessian_vector_product of {name}")
+    assert weight.grad is None, "hessian_vector_product left a .grad on f's weight: use ag.autograd.grad"
+
+
+def test_hvp_at_a_float32_x_is_float32(ag, solution):
+    x = ag.tensor(RNG.normal(size=3).astype(np.float32))
+    v = ag.tensor(RNG.normal(size=3).astype(np.float32))
+    hv = call("hessian_vector_product", solution.hessian_vector_product, lambda t: (t.tanh() * t).sum(), x, v)
+    assert hv.dtype == ag.float32, f"the product at a float32 x must be float32 (as torch's), got {hv.dtype}"
+
+
+def snapshot(t):
+    """What the caller can see of a tensor: its values, requires_grad, and its .grad (object
+    and values)."""
+    grad = t.grad
+    return (values(t).copy(), t.requires_grad, grad, None if grad is None else values(grad).copy())
+
+
+def assert_unchanged(before, t, what):
+    __tracebackhide__ = True
+    data, requires_grad, grad, grad_values = before
+    assert np.array_equal(values(t), data), f"{what}: its values changed"
+    assert t.requires_grad == requires_grad, (
+        f"{what}: requires_grad was {requires_grad}, it is {t.requires_grad} now: work on a copy "
+        "(x.detach().requires_grad_()), never on the caller's tensor"
+    )
+    assert t.grad is grad, (
+        f"{what}: its .grad was {'None' if grad is None else 'set'} and was replaced "
+        f"({'None' if t.grad is None else 'a tensor'} now): use ag.autograd.grad, which touches no .grad"
+    )
+    if grad is not None:
+        assert np.array_equal(values(t.grad), grad_values), f"{what}: its .grad was changed in place"
+
+
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["x requires grad", "x does not"])
+@pytest.mark.parametrize("function", ["jacobian", "hessian_vector_product"])
+def test_the_callers_tensors_are_left_as_they_were(ag, solution, function, requires_grad):
+    """Twice in a row, with .grad already set on x and on f's weight: the same answer, and
+    x, v and the weight exactly as they were (values, requires_grad, .grad)."""
+    x0, w0, v0 = RNG.normal(size=3), RNG.normal(size=3), RNG.normal(size=3)
+    x = ag.tensor(x0, requires_grad=requires_grad)
+    if requires_grad:
+        x.grad = ag.tensor(np.array([1.0, 2.0, 3.0]))
+    w = ag.tensor(w0, requires_grad=True)
+    w.grad = ag.tensor(np.array([4.0, 5.0, 6.0]))
+    v = ag.tensor(v0)
+
+    def f(lib, weight):
+        if function == "jacobian":
+            return lambda t: (t * weight).tanh() * t
+        return lambda t: ((t * weight).tanh() * t).sum()
+
+    def run():
+        if function == "jacobian":
+            return call(function, solution.jacobian, f(ag, w), x)
+        return call(function, solution.hessian_vector_product, f(ag, w), x, v)
+
+    before = {"x": snapshot(x), "f's weight": snapshot(w), "v": snapshot(v)}
+    first, second = run(), run()
+    for name, t in (("x", x), ("f's weight", w), ("v", v)):
+        assert_unchanged(before[name], t, f"{function}: {name}")
+    tw = torch.tensor(w0, requires_grad=True)
+    if function == "jacobian":
+        expected = torch.autograd.functional.jacobian(f(torch, tw), torch.tensor(x0))
+    else:
+        _, expected = torch.autograd.functional.hvp(f(torch, tw), torch.tensor(x0), torch.tensor(v0))
+    assert_close(first, expected, f"{function} (first call)")
+    assert_close(second, expected, f"{function} (the same call again)")
+
+
+def test_the_penalty_leaves_the_callers_tensors_as_they_were(ag, solution):
+    case = penalty_case((6, 2), (6, 1))
+    weights = [ag.tensor(w, requires_grad=True) for w in case["weights"]]
+    for w in weights:
+        w.grad = ag.ones_like(w)
+    real, fake, alpha = (ag.tensor(case[k]) for k in ("real", "fake", "alpha"))
+    tensors = {"real": real, "fake": fake, "alpha": alpha, "w1": weights[0], "b1": weights[1], "w2": weights[2]}
+    before = {name: snapshot(t) for name, t in tensors.items()}
+    critic = make_critic(ag, weights)
+    penalties = [call("gradient_penalty", solution.gradient_penalty, critic, real, fake, alpha) for _ in range(2)]
+    for name, t in tensors.items():
+        assert_unchanged(before[name], t, f"gradient_penalty: {name}")
+    expected, _ = torch_penalty(case)
+    for penalty in penalties:
+        assert_close(penalty.reshape(()), expected, "gradient_penalty (called twice)")

@@ -73,6 +73,9 @@ def test_the_loss_curve_over_20_steps_follows_torchs(ag, solution):
     losses = solution.train(weights, x, labels, 0.5, 20)
     expected = torch_curve(weights, x, labels, 0.5, 20)
     assert len(losses) == 20, f"train must return the 20 losses, got {len(losses)}"
+    assert all(isinstance(v, float) for v in losses), (
+        f"train must return the losses as Python floats (loss.item()), got {type(losses[0]).__name__}"
+    )
     assert all(np.array_equal(a, b) for a, b in zip(weights, kept)), "train changed the arrays it was given"
     for step, (mine, theirs) in enumerate(zip(losses, expected)):
         assert abs(float(mine) - theirs) <= 1e-9 * max(1.0, abs(theirs)), (
@@ -199,6 +202,141 @@ def test_one_call_per_weight_runs_the_shared_part_again(ag, solution):
         "each separate call walks the shared part near the loss again (and grads_one_by_one must "
         "make one autograd.grad call per weight)"
     )
+
+
+# --- edges: large logits, other depths, state around the helpers, one pass when summed ---------
+
+def test_cross_entropy_of_large_logits_is_finite(ag, solution):
+    """Logits in the hundreds: exp overflows, but log_softmax shifts by the maximum first, and
+    torch's loss and gradient are finite."""
+    logits = np.array([[1000.0, 0.0, -1000.0], [0.0, 800.0, 5.0], [3.0, 2.0, 710.0]])
+    labels = np.array([1, 1, 0])
+    mine = ag.tensor(logits, requires_grad=True)
+    loss = solution.cross_entropy(mine, labels)
+    theirs = torch.tensor(logits, requires_grad=True)
+    expected = torch.nn.functional.cross_entropy(theirs, torch.tensor(labels))
+    expected.backward()
+    assert np.isfinite(loss.item()), (
+        f"cross_entropy of logits up to 1000 gave {loss.item()}, torch gives {expected.item()}: "
+        "exp(1000) overflows; use log_softmax (it subtracts each row's maximum first)"
+    )
+    assert_close(loss.item(), expected.item(), "cross_entropy of large logits")
+    loss.backward()
+    assert_close(mine.grad.numpy(), theirs.grad.numpy(), "the gradient of cross_entropy at large logits")
+
+
+@pytest.mark.parametrize("sizes", [(6, 3), (6, 4, 3), (6, 5, 4, 4, 3)], ids=["one layer", "two layers", "four layers"])
+def test_the_forward_pass_at_other_depths(ag, solution, sizes):
+    """Every layer but the last is followed by sigmoid, however many layers there are."""
+    weights, x, labels = problem(seed=11, batch=5, sizes=sizes)
+    logits = solution.mlp_forward([ag.tensor(w) for w in weights], ag.tensor(x))
+    h = torch.tensor(x)
+    for i in range(0, len(weights), 2):
+        h = h @ torch.tensor(weights[i]) + torch.tensor(weights[i + 1])
+        if i < len(weights) - 2:
+            h = h.sigmoid()
+    assert tuple(logits.shape) == tuple(h.shape), f"logits of shape {tuple(logits.shape)}, torch's {tuple(h.shape)}"
+    assert_close(logits.detach().numpy(), h.numpy(), f"the logits of a {len(sizes) - 1}-layer MLP")
+
+
+def test_sgd_step_updates_every_parameter(ag, solution):
+    ws = [ag.tensor([1.0, -2.0], requires_grad=True), ag.tensor([[0.5]], requires_grad=True)]
+    ((ws[0] * ws[0]).sum() + (ws[1] * 3).sum()).backward()
+    solution.sgd_step(ws, 0.5)
+    assert_close(ws[0].detach().numpy(), [0.0, 0.0], "sgd_step: the first parameter")
+    assert_close(ws[1].detach().numpy(), [[-1.0]], "sgd_step: the second parameter")
+    assert all(w.grad is None for w in ws), "sgd_step must clear every parameter's .grad"
+
+
+def snapshot(tensors):
+    return [(t.detach().numpy().copy(), t.requires_grad, t.grad,
+             None if t.grad is None else t.grad.numpy().copy()) for t in tensors]
+
+
+@pytest.mark.parametrize("helper", ["grads_all_at_once", "grads_one_by_one"])
+def test_the_gradient_helpers_leave_the_weights_as_they_were(ag, solution, helper):
+    """With a .grad already set on every weight, twice over fresh graphs: the same gradients,
+    and the weights' values, requires_grad and .grad (the object and its values) unchanged."""
+    weights, x, labels = problem()
+    params = [ag.tensor(w, requires_grad=True) for w in weights]
+    for p in params:
+        p.grad = ag.ones_like(p)
+    before = snapshot(params)
+    t_params = [torch.tensor(w, requires_grad=True) for w in weights]
+    expected = torch.autograd.grad(torch_loss(t_params, x, labels), t_params)
+    for attempt in ("first", "second"):
+        loss = solution.cross_entropy(solution.mlp_forward(params, ag.tensor(x)), labels)
+        grads = getattr(solution, helper)(loss, params)
+        for i, (mine, theirs) in enumerate(zip(grads, expected)):
+            assert_close(mine.numpy(), theirs.numpy(), f"{helper} ({attempt} call): the gradient of weight {i}")
+        for i, (p, (data, requires_grad, grad, grad_values)) in enumerate(zip(params, before)):
+            assert np.array_equal(p.detach().numpy(), data), f"{helper} changed weight {i}'s values"
+            assert p.requires_grad == requires_grad, f"{helper} changed weight {i}'s requires_grad"
+            assert p.grad is grad and np.array_equal(p.grad.numpy(), grad_values), (
+                f"{helper} touched weight {i}'s .grad (it held ones before): use ag.autograd.grad, "
+                "which returns the gradients and leaves .grad alone"
+            )
+
+
+@pytest.mark.parametrize("strategy", ["multitask_sequential", "multitask_summed"])
+def test_multitask_adds_to_a_grad_already_there(ag, solution, strategy):
+    """Like any backward, both strategies accumulate: a .grad already set grows by the sum."""
+    weights, x = multitask_case()
+    leaves, loss1, loss2 = two_heads(ag, weights, x)
+    for leaf in leaves:
+        leaf.grad = ag.ones_like(leaf)
+    try:
+        getattr(solution, strategy)(loss1, loss2)
+    except RuntimeError as error:
+        translate(error)
+    t_leaves, t1, t2 = two_heads(torch, weights, x)
+    (t1 + t2).backward()
+    for name, mine, theirs in zip(("W (trunk)", "V1 (head 1)", "V2 (head 2)"), leaves, t_leaves):
+        assert_close(mine.grad.numpy(), theirs.grad.numpy() + 1,
+                     f"{strategy}: {name}.grad held ones before; it must hold ones plus the gradient")
+
+
+def test_the_summed_strategy_runs_one_pass(ag, solution):
+    """One backward of loss1 + loss2 walks the trunk once: each node of both losses runs once
+    (and the node of the sum)."""
+    weights, x = multitask_case()
+    _, loss1, loss2 = two_heads(ag, weights, x)
+    nodes = len(graph_nodes(loss1) | graph_nodes(loss2)) + 1  # + the sum's AddBackward0
+    with count_node_runs() as runs:
+        solution.multitask_summed(loss1, loss2)
+    assert runs.count <= nodes, (
+        f"multitask_summed ran {runs.count} nodes; both losses' graphs have {nodes} together with "
+        "the sum: one backward of loss1 + loss2 runs each node once (two backward calls walk the "
+        "trunk twice)"
+    )
+
+
+def test_the_sequential_strategy_frees_the_graph_at_the_end(ag, solution):
+    """Retain on every backward but the last: afterwards the trunk's saved tensors are freed."""
+    weights, x = multitask_case()
+    _, loss1, loss2 = two_heads(ag, weights, x)
+    try:
+        solution.multitask_sequential(loss1, loss2)
+    except RuntimeError as error:
+        translate(error)
+    try:
+        loss2.backward()
+    except RuntimeError as error:
+        assert "Trying to backward through the graph a second time" in str(error), error
+        return
+    pytest.fail("after multitask_sequential the graph is still kept (one more loss2.backward() "
+                "worked): the last backward must not retain it, or nothing is ever freed "
+                "(retain_graph=True on the first only)", pytrace=False)
+
+
+def graph_nodes(tensor):
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(child for child, _ in node.next_functions)
+    return seen
 
 
 # --- depth ------------------------------------------------------------------------------------

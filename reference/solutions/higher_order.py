@@ -29,8 +29,11 @@ def hessian_vector_product(f, x, v):
     """H(x) @ v for a scalar f, without building H: the gradient of (grad f(x) . v)."""
     x = x.detach().requires_grad_()
     (g,) = ag.autograd.grad(f(x), x, create_graph=True)  # g has a graph: it can be differentiated
-    (hv,) = ag.autograd.grad(g, x, grad_outputs=v)
-    return hv.detach()
+    if not g.requires_grad:  # a constant gradient (f linear in x): no second derivative
+        return ag.zeros_like(x)
+    # allow_unused: g may have a graph that does not reach x (f = (x * w).sum(), w a weight)
+    (hv,) = ag.autograd.grad(g, x, grad_outputs=v, allow_unused=True)
+    return ag.zeros_like(x) if hv is None else hv.detach()
 
 
 def gradient_penalty(critic, real, fake, alpha):

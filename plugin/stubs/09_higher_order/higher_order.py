@@ -35,6 +35,8 @@ def hessian_vector_product(f, x, v):
     - Returns an engine tensor of x's shape and dtype, that does not require grad: the same
       as `torch.autograd.functional.hvp(f, x, v)[1]`.
     - Differentiate the gradient: the first `ag.autograd.grad` needs `create_graph=True`.
+    - If f is linear in x, its gradient does not depend on x (it has no graph, or one that does
+      not reach x): the product is zeros, as torch's, not an error.
     """
     raise NotImplementedError("hessian_vector_product: see katas/09_higher_order/README.md")
 
