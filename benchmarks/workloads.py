@@ -10,8 +10,13 @@ repetition of the workload; only that callable is timed.
   drawn from one numpy seed, and see the same batch.
 - `make_tiny_chain(library)`: 1,000 tiny operations on (4,)-shaped float32 tensors, forward,
   then `sum().backward()`, on "reference" or "torch". Time per operation = time / 1,000.
-- `make_deep_chain()`: a 100,000-deep chain on "reference": `build()` records it, `backward(root)`
-  runs the backward pass (the timed part of the target: under 2 s, no RecursionError).
+- `make_deep_chain(depth, library=...)`: a deep chain (100,000 by default) on "reference" or
+  "torch": `build()` records it, `backward(root)` runs its backward pass. The target is on
+  forward + backward against torch's in the same process, and on how the forward grows.
+- `make_scalar_chain(library)`: the teaching engines' own workload, a chain of scalar
+  operations `(y * 1.0001 + 0.5).relu()` on "reference", "torch" (both on (1,)-shaped
+  tensors) or "micrograd" (its `Value`, when the optional `bench` extra is installed).
+- `graph_bytes_per_node(library)`: the memory a recorded chain holds, per node.
 
 `configure_threads()` gives torch the same number of threads as numpy's BLAS (see its doc).
 """
@@ -22,6 +27,7 @@ import numpy as np
 
 MLP_LIBRARIES = ("numpy", "reference", "torch")
 CHAIN_LIBRARIES = ("reference", "torch")
+SCALAR_LIBRARIES = ("reference", "torch", "micrograd")
 
 BATCH = 64
 SIZES = (784, 256, 128, 10)
@@ -30,6 +36,8 @@ SEED = 0
 
 TINY_OPS = 1_000  # operations in the tiny chain (a multiple of len(TINY_CYCLE))
 DEEP = 100_000  # depth of the deep chain
+GROWTH_DEPTHS = (10_000, 100_000, 300_000)  # depths at which the forward's growth is measured
+SCALAR_CYCLES = 100  # cycles of 3 scalar ops (micrograd's recursive sort caps the depth)
 
 
 # --- threads -------------------------------------------------------------------------------
@@ -151,6 +159,10 @@ def _library(name):
         import torch
 
         return torch
+    if name == "micrograd":
+        import micrograd.engine  # the optional `bench` extra: pip install -e .[bench]
+
+        return micrograd.engine
     raise ValueError(f"unknown library {name!r}")
 
 
@@ -368,3 +380,82 @@ def make_deep_chain(depth=DEEP, factor=1.00001, library="reference"):
 
     build.leaf = x
     return build, backward
+
+
+# --- the scalar chain (micrograd's home ground) ----------------------------------------------
+
+
+def micrograd_available():
+    try:
+        _library("micrograd")
+    except ImportError:
+        return False
+    return True
+
+
+def make_scalar_chain(library, cycles=SCALAR_CYCLES):
+    """`cycles` repetitions of `y = (y * 1.0001 + 0.5).relu()` (3 ops each) from one leaf
+    that requires grad, then backward; the leaf's gradient is reset after each run. Scalars
+    are (1,)-shaped tensors on reference and torch, `Value`s on micrograd. Returns the
+    leaf's gradient as a float (1.0001 ** cycles: relu passes every value, all positive)."""
+    if library == "micrograd":
+        Value = _library("micrograd").Value
+        x = Value(1.0)
+
+        def run():
+            y = x
+            for _ in range(cycles):
+                y = (y * 1.0001 + 0.5).relu()
+            y.backward()  # micrograd's backward accumulates into every Value it walks
+            gradient, x.grad = x.grad, 0.0
+            return gradient
+
+        return run
+    lib = _library(library)
+    if lib.__name__ == "torch":
+        x = lib.ones(1, requires_grad=True)
+    else:
+        x = lib.tensor(np.ones(1, dtype=np.float32), requires_grad=True)
+
+    def run():
+        y = x
+        for _ in range(cycles):
+            y = (y * 1.0001 + 0.5).relu()
+        y.sum().backward()
+        gradient, x.grad = float(x.grad[0]), None
+        return gradient
+
+    return run
+
+
+# --- memory held by a recorded graph ---------------------------------------------------------
+
+
+def _resident_bytes():
+    """This process's resident memory (Linux /proc/self/statm; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def graph_bytes_per_node(library, depth=DEEP):
+    """Resident memory held by a recorded `depth`-deep chain (kept alive, not yet run
+    backward), per node: the graph's nodes, saved tensors and intermediate tensors, as a user
+    of either library pays for them. None where resident memory cannot be read."""
+    import gc
+
+    build, _ = make_deep_chain(depth, library=library)
+    build_small, _ = make_deep_chain(100, library=library)
+    build_small()  # allocate whatever one-time structures the first graph needs
+    gc.collect()
+    before = _resident_bytes()
+    root = build()
+    gc.collect()
+    after = _resident_bytes()
+    del root
+    gc.collect()
+    if before is None or after is None:
+        return None
+    return (after - before) / depth

@@ -181,6 +181,7 @@ class Grading:
         speed = getattr(report, "kata_speed", None)
         if speed:
             result.speed.update(speed)
+            result.speed_note = getattr(report, "kata_speed_note", "") or result.speed_note
         growth = getattr(report, "kata_growth", "")
         if growth:
             result.growth = growth

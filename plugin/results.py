@@ -4,6 +4,7 @@ Reports carry everything needed (`report.kata`, `report.kata_todo`, `report.kata
 as plain attributes, so the same bookkeeping works on pytest-xdist's controller, which only
 sees reports that travelled from the workers.
 """
+import math
 from dataclasses import dataclass, field
 
 NOT_STARTED = "not started"
@@ -47,7 +48,8 @@ class TestResult:
 class KataResult:
     slug: str
     tests: dict = field(default_factory=dict)  # nodeid -> TestResult
-    speed: dict = field(default_factory=dict)  # solution -> median seconds, or "ratio"
+    speed: dict = field(default_factory=dict)  # "ratio:<test>" -> learner / reference, per speed test
+    speed_note: str = ""  # "unchanged since it was timed" when the ratios came from the cache
     growth: str = ""  # a growth-class verdict ("quadratic ...") from a speed test
     flags: list = field(default_factory=list)  # integrity flags: such a kata is not done
     # Why this run did not grade every shipped test of the kata ("" when it did): set at
@@ -101,11 +103,12 @@ class KataResult:
 
     @property
     def ratio(self):
-        if "ratio" in self.speed:
-            return self.speed["ratio"]
-        if "learner" in self.speed and "reference" in self.speed and self.speed["reference"] > 0:
-            return self.speed["learner"] / self.speed["reference"]
-        return None
+        """The kata's speed ratio: the geometric mean of its speed tests' ratios (a kata with
+        a wide and a deep workload is as fast as both together)."""
+        ratios = [r for key, r in self.speed.items() if key.startswith("ratio") and r and r > 0]
+        if not ratios:
+            return None
+        return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
     def clean_so_far(self):
         """No correctness test failed or stopped at a stub (speed tests wait for this)."""

@@ -1,18 +1,26 @@
 """Speed against the reference: the same workload on the learner's piece and the reference's.
 
-A kata's speed test takes the `speed` fixture, which parametrizes it over the two solutions
-(the engine runs with that solution's pieces) and measures `speed(workload)` with
-pytest-benchmark, one group per kata; the table shows the ratio of the medians. Where
-pytest-benchmark is off (under pytest-xdist it switches itself off), the learner's run
-times both solutions itself, interleaved, and reports the ratio directly.
+A kata's speed test takes the `speed` fixture, which parametrizes it over the two solutions.
+The learner's run times both, interleaved (learner, reference, reference, learner, ...), so
+that whatever else the machine does hits both alike, and records the ratio of their best
+times with the spread of the pairwise ratios; the table shows it as a coarse class ("same
+speed", "2x slower"). The reference's run feeds pytest-benchmark when its options ask for it
+(its table and tooling), and otherwise only checks that the workload runs.
+
+A measured verdict is remembered in pytest's cache under the hash of the files it depends
+on (the learner's file, the reference engine, the test file): a piece whose source has not
+changed is not timed again (watch mode, `pytest --kata N` after editing another kata).
 
 The `growth` fixture checks a piece's growth class against the reference's (see Growth).
 Counts (node runs) are in `reference.graph.Stats`: counts are not noisy.
 """
 import contextlib
 import gc
+import hashlib
+import math
 import statistics
 import time
+from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
@@ -22,14 +30,22 @@ from reference import pieces as seam
 from . import tripwire
 
 SPEED_KEY = pytest.StashKey()
+CACHE_PREFIX = "autograd_katas/speed/"
+REFERENCE_DIR = Path(seam.__file__).resolve().parent
 # A quadratic piece grows about `factor` (8) times faster than a linear one: 3 is far from both.
 RELATIVE_GROWTH_LIMIT = 3
+GROWTH_ATTEMPTS = 3  # a growth verdict fails only when every attempt says quadratic
+SAMPLE_S = 0.01  # each timed sample lasts at least this long (timer and scheduler noise)
 
 
 def _timed(workload):
-    start = time.perf_counter()
+    """The CPU time this thread spent in workload(). Not the wall clock: while another
+    process holds the core (a busy workshop laptop, a CI runner, a second xdist worker) the
+    wall clock runs on and this one does not, so the verdicts hold on a busy machine.
+    (Numpy's BLAS is held to this thread while timing: see Speed.__call__.)"""
+    start = time.thread_time()
     workload()
-    return time.perf_counter() - start
+    return time.thread_time() - start
 
 
 class _CollectorPaused:
@@ -46,6 +62,56 @@ class _CollectorPaused:
             gc.enable()
 
 
+def speed_class(ratio):
+    """A ratio as a learner should read it: a shared machine moves single figures by 10-15%,
+    so close ratios share a class."""
+    if ratio < 0.8:
+        return "faster"
+    if ratio <= 1.25:
+        return "same speed"
+    if ratio < 3:
+        return "slower"
+    return "much slower"
+
+
+def source_key(kata, test_path):
+    """A hash of every file a speed verdict of `kata` depends on: its learner files, the
+    reference engine (the other side of the ratio) and the test file (the workload)."""
+    from .manifest import katas
+
+    files = [k.path for k in katas() if k.pieces] if kata.whole_engine else [kata.path]
+    files += sorted(REFERENCE_DIR.rglob("*.py")) + [Path(test_path)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.name).encode())
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:
+            digest.update(b"(missing)")
+    return digest.hexdigest()
+
+
+class _Remembered:
+    """Verdicts kept in pytest's cache, keyed by test and valid for one source hash."""
+
+    def __init__(self, request, kata):
+        self.cache = getattr(request.config, "cache", None)
+        self.key = CACHE_PREFIX + request.node.nodeid.replace("/", "_")
+        self.source = source_key(kata, request.node.path) if kata is not None else None
+
+    def get(self):
+        if self.cache is None or self.source is None:
+            return None
+        entry = self.cache.get(self.key, None)
+        if isinstance(entry, dict) and entry.get("source") == self.source:
+            return entry.get("verdict")
+        return None
+
+    def set(self, verdict):
+        if self.cache is not None and self.source is not None:
+            self.cache.set(self.key, {"source": self.source, "verdict": verdict})
+
+
 class Speed:
     def __init__(self, request, kata, solution):
         self.request = request
@@ -56,43 +122,82 @@ class Speed:
         self.request.node.stash.setdefault(SPEED_KEY, {}).update(values)
 
     def __call__(self, workload, budget=0.3):
-        """Measure workload() (a function of no arguments) on this test's solution."""
+        """Measure workload() (a function of no arguments) against the reference's."""
+        remembered = _Remembered(self.request, self.kata)
+        if self.solution == "learner":
+            verdict = remembered.get()
+            if verdict is not None:
+                self._show(verdict, note="unchanged since it was timed")
+                return
         # Time the learner's own functions, not the stub guards wrapped around them.
         unguarded = {n: p.__wrapped__ for n, p in vars(seam.active).items() if hasattr(p, "__wrapped__")}
         # One BLAS thread for both sides: a multi-threaded matmul on a shared 2-core machine
         # swings by 10x from one run to the next, and that would be read as the learner's doing.
-        with seam.swapped(unguarded), threadpool_limits(limits=1, user_api="blas"):
-            self._measure(workload, budget)
+        with seam.swapped(unguarded), threadpool_limits(limits=1, user_api="blas"), _CollectorPaused():
+            if self.solution == "reference":
+                self._benchmark(workload, budget)
+                return
+            verdict = self.interleaved(workload, budget)
+        remembered.set(verdict)
+        self._show(verdict)
 
-    def _measure(self, workload, budget):
+    def _show(self, verdict, note=""):
+        self._record(kata_speed={f"ratio:{self.request.node.name}": verdict["ratio"]},
+                     kata_speed_note=note)
+
+    def _benchmark(self, workload, budget):
+        """The reference's side: pytest-benchmark's record when it is on, else one run."""
         benchmark = self.request.getfixturevalue("benchmark")
+        if getattr(benchmark, "disabled", False) or not _benchmark_asked(self.request.config):
+            workload()
+            return
         per_call = min(_timed(workload) for _ in range(2))
         rounds = int(min(50, max(3, budget / max(per_call, 1e-6))))
-        if not getattr(benchmark, "disabled", False):
-            benchmark.group = self.kata.slug
-            benchmark.pedantic(workload, rounds=rounds, iterations=1, warmup_rounds=1)
-            self._record(kata_speed={self.solution: benchmark.stats.stats.median})
-            return
-        if self.solution == "reference":
-            workload()  # the learner's run measures both sides
-            return
-        self._record(kata_speed={"ratio": self.interleaved_ratio(workload, rounds)})
+        benchmark.group = self.kata.slug
+        benchmark.pedantic(workload, rounds=rounds, iterations=1, warmup_rounds=1)
 
-    def interleaved_ratio(self, workload, rounds):
-        """median(learner) / median(reference), alternating the two so drift hits both alike."""
+    def interleaved(self, workload, budget):
+        """{"ratio", "low", "high"}: the learner's best time over the reference's, both
+        timed in alternation; low and high are the quartiles of the pairwise ratios."""
         # The capstone (whole_engine) swaps every piece; another kata its own.
         reference = tripwire.unwired(seam.REFERENCE if self.kata.whole_engine else self.kata.pieces)
         # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
         functions = None
         if "solution" in self.request.fixturenames:
             functions = self.request.getfixturevalue("solution")
-        mine, theirs = [], []
-        for _ in range(max(rounds, 5)):
-            mine.append(_timed(workload))
-            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
-                theirs.append(_timed(workload))
-        return statistics.median(mine) / statistics.median(theirs)
 
+        @contextlib.contextmanager
+        def on_reference():
+            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
+                yield
+
+        with on_reference():
+            per_call = min(_timed(workload) for _ in range(2))
+        repeats = max(1, math.ceil(SAMPLE_S / max(per_call, 1e-7)))
+        pairs = int(min(25, max(5, budget / (per_call * repeats))))
+        mine, theirs = [], []
+        for index in range(pairs):
+            # Alternate who goes first: a cache warmed by one side must not favour the other.
+            for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                if side == 0:
+                    mine.append(_timed(lambda: [workload() for _ in range(repeats)]))
+                else:
+                    with on_reference():
+                        theirs.append(_timed(lambda: [workload() for _ in range(repeats)]))
+        # Best times: another process only ever adds time, so the minimum is what the code
+        # costs; the pairwise ratios show how much the machine moved meanwhile.
+        pairwise = sorted(m / t for m, t in zip(mine, theirs))
+        quartile = len(pairwise) // 4
+        return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
+
+
+def _benchmark_asked(config):
+    """True when the user asked pytest-benchmark for something (an option of its own)."""
+    for name in ("benchmark_only", "benchmark_save", "benchmark_autosave", "benchmark_json",
+                 "benchmark_compare", "benchmark_histogram", "benchmark_verbose"):
+        if config.getoption(name, None):
+            return True
+    return False
 
 
 def report_verdict(request, verdict):
@@ -108,8 +213,11 @@ class Growth:
 
     Time alone misleads: 8x the nodes can cost 20-30x the time in linear code once the
     graph outgrows the CPU caches. So the learner's growth is compared with the reference
-    piece's growth on the same graphs: a linear piece grows like the reference (about 1x),
-    a quadratic one about `factor` times faster.
+    piece's growth on the same graphs, timed in alternation: a linear piece grows like the
+    reference (about 1x), a quadratic one about `factor` times faster. Each growth is taken
+    from best times (another process only adds time), and a verdict of "quadratic" is
+    measured again before it fails: it must hold in every one of GROWTH_ATTEMPTS attempts,
+    so that a busy machine never fails linear code.
     """
 
     def __init__(self, request, kata):
@@ -117,37 +225,54 @@ class Growth:
         self.kata = kata
 
     def __call__(self, make_workload, n, factor=8, what="nodes"):
+        remembered = _Remembered(self.request, self.kata)
+        passed = remembered.get()
+        if passed is not None:
+            return passed["relative"]
         small, large = make_workload(n), make_workload(n * factor)
-        with _CollectorPaused():
-            mine = _growth(small, large, factor)
-            with seam.swapped(tripwire.unwired(self.kata.pieces)):
-                reference = _growth(small, large, factor)
-        if mine / reference > RELATIVE_GROWTH_LIMIT:
-            verdict = (
-                f"slow: looks quadratic ({factor}x the {what} took {mine:.0f}x the time; "
-                f"the reference's took {reference:.0f}x)"
-            )
-            report_verdict(self.request, verdict)
-            pytest.fail(
-                f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
-                "per node.",
-                pytrace=False,
-            )
-        return mine / reference
+        reference = tripwire.unwired(self.kata.pieces)
+        attempts = []
+        with _CollectorPaused(), threadpool_limits(limits=1, user_api="blas"):
+            for _ in range(GROWTH_ATTEMPTS):
+                mine, theirs = _interleaved_growth(small, large, factor, reference)
+                attempts.append((mine / theirs, mine, theirs))
+                if attempts[-1][0] <= RELATIVE_GROWTH_LIMIT:
+                    remembered.set({"relative": attempts[-1][0]})
+                    return attempts[-1][0]
+        relative, mine, theirs = min(attempts)
+        verdict = (
+            f"slow: looks quadratic ({factor}x the {what} took {mine:.0f}x the time; "
+            f"the reference's took {theirs:.0f}x)"
+        )
+        report_verdict(self.request, verdict)
+        pytest.fail(
+            f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
+            "per node.",
+            pytrace=False,
+        )
 
 
-def _growth(small, large, factor):
-    """time(large) / time(small), each the best of batches long enough (20 ms) that
-    scheduling noise (another xdist worker on the same core) stays small."""
+def _interleaved_growth(small, large, factor, reference, rounds=3):
+    """(the learner's growth, the reference's): time(large) / time(small) for each, from the
+    best of `rounds` batches timed in alternation, each batch long enough (20 ms) that
+    scheduling noise stays small."""
     reps = 1
     while _timed(lambda: [small() for _ in range(reps)]) < 0.02 and reps < 4096:
         reps *= 2
-    t_small = min(_timed(lambda: [small() for _ in range(reps)]) for _ in range(3)) / reps
     large_reps = max(1, reps // factor)
-    t_large = _timed(lambda: [large() for _ in range(large_reps)]) / large_reps
-    if t_large * large_reps < 0.5:  # cheap enough to take the best of two
-        t_large = min(t_large, _timed(lambda: [large() for _ in range(large_reps)]) / large_reps)
-    return t_large / max(t_small, 1e-9)
+    best = {"mine": [math.inf, math.inf], "theirs": [math.inf, math.inf]}
+
+    def batch(side, workload, count, slot):
+        elapsed = _timed(lambda: [workload() for _ in range(count)]) / count
+        best[side][slot] = min(best[side][slot], elapsed)
+
+    for _ in range(rounds):
+        batch("mine", small, reps, 0)
+        batch("mine", large, large_reps, 1)
+        with seam.swapped(reference):
+            batch("theirs", small, reps, 0)
+            batch("theirs", large, large_reps, 1)
+    return tuple(best[side][1] / max(best[side][0], 1e-9) for side in ("mine", "theirs"))
 
 
 class NodeRuns:

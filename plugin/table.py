@@ -3,6 +3,7 @@ from .integrity import advice
 from .manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, ran, status_of
 from .selection import missing_file
+from .speed import speed_class
 
 STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}}
 MISSING = "file missing"  # the status cell of a kata whose learner file is gone
@@ -14,7 +15,8 @@ def speed_cell(result, why_empty):
         return result.growth
     ratio = None if result is None else result.ratio
     if ratio is not None:
-        return f"{ratio:.2f}x reference"
+        note = f"; {result.speed_note}" if result.speed_note else ""
+        return f"{ratio:.2f}x reference: {speed_class(ratio)}{note}"
     return f"-  ({why_empty})" if why_empty else "-"
 
 
