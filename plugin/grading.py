@@ -247,6 +247,14 @@ class Grading:
         path = self.config.getoption("kata_report")
         if path:
             self.report_outcome = self._write_report(path)
+        if self.config.getoption("kata_require_done") and session.exitstatus == 0:
+            if not self._chosen_done():
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _chosen_done(self):
+        """--kata-require-done: every kata chosen with --kata (else every kata) is done."""
+        chosen = self.chosen or katas()
+        return bool(chosen) and all(status_of(self.results, {}, k) == DONE for k in chosen)
 
     def _remember_statuses(self):
         # Remember the learner's progress (for --kata next and the katas a run skips);
@@ -272,10 +280,24 @@ class Grading:
             learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
             solution=self.config.getoption("solution"),
         )
+        if self.config.getoption("kata_report_format") == "gradescope":
+            data = self._gradescope(data)
+            if data is None:
+                return path, None, self.gradescope_error
         try:
             return path, json_report.write(path, data), ""
         except OSError as exc:  # a bad path fails the report, never the grading
             return path, None, f"{type(exc).__name__}: {exc.strerror or exc}"
+
+    def _gradescope(self, report):
+        from . import gradescope
+
+        try:
+            settings = gradescope.course_settings(self.config.rootpath)
+        except ValueError as error:
+            self.gradescope_error = f"course settings: {error}"
+            return None
+        return gradescope.results(report, settings, per_test=self.config.getoption("kata_report_per_test"))
 
     def kata_result(self, kata):
         return self.results.setdefault(kata.slug, KataResult(kata.slug))

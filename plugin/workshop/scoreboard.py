@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from .report import FORMAT
+from ..report import FORMAT
 
 VERSIONS = (1,)
 MARK = {"done": "done", "in progress": "in progress", "not started": "-"}
@@ -194,7 +194,7 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard"):
 
 def main(argv=None, out=sys.stdout, err=sys.stderr):
     parser = argparse.ArgumentParser(
-        prog="python -m plugin.scoreboard",
+        prog="python -m plugin.workshop.scoreboard",
         description="Merge learners' JSON reports (pytest --kata-report) into a class table.",
     )
     parser.add_argument("reports", nargs="+", help="report files, folders of them, or glob patterns")

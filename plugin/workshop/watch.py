@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import manifest
+from .. import manifest
 
 CLEAR = "\033[2J\033[H"
 SKIPPED_PARTS = ("__pycache__", ".hypothesis", ".pytest_cache")
@@ -95,7 +95,7 @@ def watch(spec, extra, interval, max_runs=None, root=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m plugin.watch",
+        prog="python -m plugin.workshop.watch",
         description="Grade a kata again each time you save a file in it. Ctrl-C stops.",
     )
     parser.add_argument("--kata", default="next", metavar="NAME",

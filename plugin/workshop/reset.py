@@ -16,10 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-from . import manifest
-from .files import write_atomically
-from .integrity import stub_copy
-from .results import CACHE_KEY
+from .. import manifest
+from ..files import write_atomically
+from ..integrity import stub_copy
+from ..results import CACHE_KEY
 
 STATUS_CACHE = Path(".pytest_cache") / "v" / CACHE_KEY  # where pytest's cache keeps that key
 
@@ -95,7 +95,7 @@ def _forget_status(kata):
 
 def main(argv=None, root=None):
     parser = argparse.ArgumentParser(
-        prog="python -m plugin.reset",
+        prog="python -m plugin.workshop.reset",
         description="Restore a kata's shipped stub; your file is kept as NAME.py.bak-YYYYmmdd-HHMMSS beside it.",
     )
     parser.add_argument("kata", help="a number (3), a name (toposort) or a folder name (03_toposort)")
