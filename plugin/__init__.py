@@ -26,9 +26,12 @@ Registered by the root conftest.py. Its parts, one idea per module:
     patches.py     learner files that patch the engine, numpy or torch: flagged and put back
     report.py      the JSON report of a run (--kata-report)
 
-Commands (python -m plugin.NAME): scoreboard (merge reports into a class table), reset
-(restore a kata's stub, keeping a backup), watch (grade again on every save), shipped
-(regenerate plugin/shipped.json and plugin/stubs/ after changing a kata).
+    gradescope.py  the report as Gradescope's results.json (--kata-report-format gradescope)
+
+The workshop's tools are in plugin/workshop/: the `katas` command (cli.py) and what it runs
+besides pytest (watch, reset, scoreboard, the Gradescope autograder); plugin/watch.py,
+reset.py and scoreboard.py only keep `python -m plugin.NAME` working. For the kit's authors:
+`python -m plugin.shipped` regenerates plugin/shipped.json and plugin/stubs/.
 """
 import pytest
 

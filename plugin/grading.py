@@ -311,6 +311,15 @@ class Grading:
             if self.report_outcome[2] and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written
 
+        if self.config.getoption("kata_require_done") and session.exitstatus == 0:
+            if not self._chosen_done():
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _chosen_done(self):
+        """--kata-require-done: every kata chosen with --kata (else every kata) is done."""
+        chosen = self.chosen or katas()
+        return bool(chosen) and all(status_of(self.results, {}, k) == DONE for k in chosen)
+
     def _flag_the_run(self):
         """A run whose grader was changed proves nothing: every kata that ran is flagged."""
         checks = self.config.pluginmanager.get_plugin("autograd-katas-run-checks")
@@ -349,10 +358,24 @@ class Grading:
             solution=self.config.getoption("solution"),
             run_flags=self.run_flags,
         )
+        if self.config.getoption("kata_report_format") == "gradescope":
+            data = self._gradescope(data)
+            if data is None:
+                return path, None, self.gradescope_error
         try:
             return path, json_report.write(path, data), ""
         except OSError as exc:  # a bad path fails the report, never the grading
             return path, None, f"{type(exc).__name__}: {exc.strerror or exc}"
+
+    def _gradescope(self, report):
+        from . import gradescope
+
+        try:
+            settings = gradescope.course_settings(self.config.rootpath)
+        except ValueError as error:
+            self.gradescope_error = f"course settings: {error}"
+            return None
+        return gradescope.results(report, settings, per_test=self.config.getoption("kata_report_per_test"))
 
     def kata_result(self, kata):
         return self.results.setdefault(kata.slug, KataResult(kata.slug))

@@ -63,7 +63,7 @@ class Kata:
 
     @property
     def restore_command(self):
-        return f"python -m plugin.reset {self.number}"
+        return f"katas reset {self.number}"
 
 
 ALL_KATAS = (

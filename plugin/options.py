@@ -51,6 +51,26 @@ def pytest_addoption(parser):
         "its folders are created, a file already there is replaced",
     )
     group.addoption(
+        "--kata-report-format",
+        choices=("json", "gradescope"),
+        default="json",
+        help="the report's format: the kit's JSON (default) or Gradescope's results.json "
+        "(points per kata from [tool.autograd-katas] in pyproject.toml; see plugin/gradescope.py)",
+    )
+    group.addoption(
+        "--kata-report-per-test",
+        action="store_true",
+        default=False,
+        help="with --kata-report-format gradescope: one entry per test instead of one per kata",
+    )
+    group.addoption(
+        "--kata-require-done",
+        action="store_true",
+        default=False,
+        help="exit 1 unless every kata graded in this run (the ones chosen with --kata, else all) "
+        "is done: for CI and classroom autograding",
+    )
+    group.addoption(
         "--kata-learner",
         default=None,
         metavar="NAME",

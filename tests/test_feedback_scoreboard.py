@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from plugin import scoreboard
+from plugin.workshop import scoreboard
 
 SLUGS = ["01_elementwise_rules", "02_shapes", "03_toposort", "04_accumulation", "05_seeding",
          "06_backward_pass", "07_retain_graph", "08_devices", "09_higher_order", "10_capstone"]

@@ -32,7 +32,7 @@ def test_sigterm_stops_the_pytest_child_too(clone):
     (clone / "slow_child.py").write_text(SLOW_PLUGIN)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(clone)]), PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "plugin.watch", "--kata", "3", "--", "-q", "-p", "slow_child"],
+        [sys.executable, "-m", "plugin.workshop.watch", "--kata", "3", "--", "-q", "-p", "slow_child"],
         cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     lines = queue.Queue()

@@ -113,7 +113,7 @@ def test_a_missing_learner_file_stays_in_the_table_with_the_way_back(checkout):
         assert "no such kata" not in out and "Every kata is done" not in out, out
         assert "file missing" in row_line(result, KATA)
         assert f"learner file missing: katas/{KATA}/toposort.py" in out
-        assert "python -m plugin.reset 3" in out
+        assert "katas reset 3" in out
         data, entry = _entry(checkout.path / "r.json")
         assert data["summary"] == {"done": 0, "katas": 1}
         assert (entry["status"], entry["file_missing"]) == ("not started", True)

@@ -8,7 +8,7 @@ import pytest
 
 from test_workshop_scoreboard import a_report
 
-from plugin import scoreboard
+from plugin.workshop import scoreboard
 
 
 def run(args):

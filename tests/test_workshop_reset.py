@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from kit import REPO
-from plugin import reset
+from plugin.workshop import reset
 from plugin.results import CACHE_KEY
 
 KATA = "03_toposort"

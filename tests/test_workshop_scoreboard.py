@@ -4,7 +4,7 @@ import io
 import json
 from html.parser import HTMLParser
 
-from plugin import scoreboard
+from plugin.workshop import scoreboard
 
 
 def a_report(learner, time, statuses, flags=(), ratio=None):

@@ -27,7 +27,7 @@ def clone(tmp_path):
 def start(clone, *args):
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "plugin.watch", "--kata", "3", "--interval", "0.1", *args, "--", "-q", "-k", "single"],
+        [sys.executable, "-m", "plugin.workshop.watch", "--kata", "3", "--interval", "0.1", *args, "--", "-q", "-k", "single"],
         cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     lines = queue.Queue()

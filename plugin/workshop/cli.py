@@ -1,0 +1,159 @@
+"""`katas`: one front door to the kit, for learners and instructors.
+
+    katas                        progress: every kata graded, the table and the next step
+    katas next                   grade the first kata not done yet
+    katas check K                grade kata K (a number, a name, or next)
+    katas check K --require-done ... and exit 1 unless it is done (CI, classroom autograding)
+    katas hint [K]               the next hint of kata K (else of the first kata not done)
+    katas watch [K]              grade again on every save (Ctrl-C stops)
+    katas reset K                put kata K's stub back; your file is kept as a backup
+    katas report PATH            grade everything and write the JSON report to PATH
+    katas report PATH --gradescope   ... as Gradescope's results.json
+    katas scoreboard REPORTS... [--html FILE]   the class's reports as one table
+
+Each command is a thin layer over what the kit already has: grading is `pytest` with the
+kit's options (the command line is printed first, so that it can be learned), the others
+are the workshop modules. Arguments after `--` go to pytest.
+
+Exit status: 0 done / all right, 1 not done (a test failed, or --require-done and the kata
+is not done), 2 a usage error (no such kata, a bad option).
+"""
+import argparse
+import shlex
+import subprocess
+import sys
+
+EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
+# Grading commands print only what a learner acts on: no tracebacks' short summary, the
+# table at the end (pytest -q still prints one dot per test).
+QUIET = ("-q", "--no-header", "-rN")
+
+
+def _pytest(args, show=True):
+    """Run pytest in this folder with `args`; its exit status (pytest's own codes)."""
+    command = [sys.executable, "-m", "pytest", *args]
+    if show:
+        print("$ pytest " + " ".join(shlex.quote(a) for a in args), flush=True)
+    return subprocess.call(command)
+
+
+def _graded(code):
+    """pytest's exit status as the CLI's: 0 all right, 1 a test failed, 2 anything else
+    (a usage error: pytest says 4 for those)."""
+    if code in (0, 5):  # 5: no tests collected (a clone without katas)
+        return EXIT_OK
+    if code == 1:
+        return EXIT_NOT_DONE
+    return EXIT_USAGE
+
+
+def _kata_args(kata):
+    return ["--kata", kata] if kata else []
+
+
+def cmd_progress(args):
+    return _graded(_pytest([*QUIET, "--tb=no", *args.pytest_args]))
+
+
+def cmd_next(args):
+    return _graded(_pytest(["--kata", "next", *args.pytest_args]))
+
+
+def cmd_check(args):
+    options = ["--kata", args.kata]
+    if args.require_done:
+        options.append("--kata-require-done")
+    return _graded(_pytest([*options, *args.pytest_args]))
+
+
+def cmd_hint(args):
+    return _graded(_pytest([*_kata_args(args.kata), "--hint", *QUIET, "--tb=no", *args.pytest_args]))
+
+
+def cmd_report(args):
+    options = ["--kata-report", args.path]
+    if args.gradescope:
+        options += ["--kata-report-format", "gradescope"]
+    if args.per_test:
+        options.append("--kata-report-per-test")
+    if args.learner:
+        options += ["--kata-learner", args.learner]
+    return _graded(_pytest([*QUIET, "--tb=no", *options, *args.pytest_args]))
+
+
+def cmd_watch(args):
+    from . import watch
+
+    return watch.main([*(["--kata", args.kata] if args.kata else []), "--", *args.pytest_args])
+
+
+def cmd_reset(args):
+    from . import reset
+
+    return reset.main([args.kata])
+
+
+def cmd_scoreboard(args):
+    from . import scoreboard
+
+    return scoreboard.main([*args.reports, *(["--html", args.html] if args.html else [])])
+
+
+def parser():
+    top = argparse.ArgumentParser(
+        prog="katas",
+        description="Autograd Katas: build an autograd engine piece by piece, graded against PyTorch.",
+        epilog="Exit status: 0 done or all right, 1 not done, 2 usage error. "
+        "Arguments after -- go to pytest. `katas CMD --help` for more.",
+    )
+    commands = top.add_subparsers(dest="command", metavar="CMD")
+
+    def command(name, function, text):
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(run=function)
+        return sub
+
+    command("next", cmd_next, "grade the first kata not done yet")
+    check = command("check", cmd_check, "grade one kata")
+    check.add_argument("kata", help="a number (3), a name (toposort), or next")
+    check.add_argument("--require-done", action="store_true",
+                       help="exit 1 unless the kata is done (for CI and classroom autograding)")
+    hint = command("hint", cmd_hint, "show the next hint of a kata (one more each time)")
+    hint.add_argument("kata", nargs="?", help="the kata (default: the first one not done)")
+    watch = command("watch", cmd_watch, "grade again on every save; Ctrl-C stops")
+    watch.add_argument("kata", nargs="?", help="the kata to watch (default: next, then whichever you edit)")
+    reset = command("reset", cmd_reset, "put a kata's stub back; your file is kept as a backup")
+    reset.add_argument("kata", help="a number (3), a name (toposort) or a folder name (03_toposort)")
+    report = command("report", cmd_report, "grade every kata and write the JSON report")
+    report.add_argument("path", help="where to write it (folders are created)")
+    report.add_argument("--gradescope", action="store_true", help="write Gradescope's results.json instead")
+    report.add_argument("--per-test", action="store_true",
+                        help="Gradescope: one entry per test instead of one per kata")
+    report.add_argument("--learner", help="the learner's name in the report")
+    scoreboard = command("scoreboard", cmd_scoreboard, "merge reports into a class table")
+    scoreboard.add_argument("reports", nargs="+", help="report files, folders of them, or glob patterns")
+    scoreboard.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
+    return top
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pytest_args = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, pytest_args = argv[:split], argv[split + 1:]
+    top = parser()
+    try:
+        args = top.parse_args(argv)
+    except SystemExit as stop:  # argparse's usage error (2) or --help (0)
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    args.pytest_args = pytest_args
+    run = getattr(args, "run", cmd_progress)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

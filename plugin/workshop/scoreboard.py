@@ -1,0 +1,353 @@
+"""The class scoreboard: many learners' JSON reports merged into one table.
+
+    katas scoreboard reports/*.json               # a table in the terminal
+    katas scoreboard reports/ --html class.html   # and a self-contained HTML page
+
+One row per learner (their latest report wins, by its `time`), one column per kata: done,
+in progress or not started, with the speed ratio beside it and integrity flags marked `!`
+(the HTML page fits a 1024-pixel projector and shows every detail without hover, with the
+class's totals per kata). A file that is not a kata report is skipped
+with a warning naming it. Exit status: 0 when at least one report was merged, 1 when none
+was (or the HTML page could not be written), 2 for a usage error.
+"""
+import argparse
+import datetime
+import glob
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+from ..report import FORMAT
+
+VERSIONS = (1,)
+MARK = {"done": "done", "in progress": "in progress", "not started": "-"}
+
+
+def load(path):
+    """A report from `path`, or raise ValueError saying why it is not one. Only a learner's
+    run is a report of their progress (not one on the reference solution); a kata entry that
+    is partial, flagged or whose learner file is missing is never counted as done."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ValueError("is nested too deep to be a report") from None
+    except ValueError as exc:
+        raise ValueError(f"is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("is not an Autograd Katas report (no \"format\": \"autograd-katas-report\")")
+    if data.get("version") not in VERSIONS:
+        raise ValueError(f"has report version {data.get('version')!r}; this scoreboard reads {VERSIONS}")
+    if not isinstance(data.get("learner"), str) or not isinstance(data.get("katas"), list):
+        raise ValueError("lacks a learner name or a list of katas")
+    if data.get("solution") != "learner":
+        raise ValueError(
+            f"is a run on the {data.get('solution')!r} solution (pytest --solution reference), "
+            "not a learner's progress")
+    _parse_time(data.get("time"))
+    if not _is_list_of(data.get("flags", []), str):
+        raise ValueError("has run flags that are not a list of sentences")
+    for entry in data["katas"]:
+        _check_entry(entry)
+    return data
+
+
+STATUSES = ("not started", "in progress", "done")
+
+
+def _check_entry(entry):
+    """Raise ValueError unless `entry` has the fields the scoreboard reads, of their types;
+    a "done" that the entry itself contradicts (partial, flagged, file missing) is corrected."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("kata"), str):
+        raise ValueError("has a kata entry without a kata name")
+    name = entry["kata"]
+    wanted = {"number": int, "passed": int, "total": int, "hints_used": int, "hints_total": int}
+    for field, kind in wanted.items():
+        value = entry.get(field, 0)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"has a {field!r} of kata {name!r} that is not a whole number ({value!r})")
+    if entry.get("status", "not started") not in STATUSES:
+        raise ValueError(f"has a status of kata {name!r} that is none of {STATUSES}")
+    ratio = entry.get("speed_ratio")
+    if ratio is not None and (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)):
+        raise ValueError(f"has a speed ratio of kata {name!r} that is not a number")
+    if not _is_list_of(entry.get("flags", []), str):
+        raise ValueError(f"has flags of kata {name!r} that are not a list of sentences")
+    if entry.get("status") == "done" and (entry.get("flags") or entry.get("partial") or entry.get("file_missing")):
+        entry["status"] = "in progress"  # never shown as done: the entry says why not
+
+
+def _is_list_of(value, kind):
+    return isinstance(value, list) and all(isinstance(item, kind) for item in value)
+
+
+def _parse_time(text):
+    try:
+        moment = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"has no valid time ({text!r})") from None
+    if moment.tzinfo is None:  # reports say UTC; a time without a zone cannot be ordered
+        raise ValueError(f"has a time without a timezone ({text!r})")
+    return moment
+
+
+def expand(arguments):
+    """Files from the command line: files, folders (their *.json) and glob patterns (for
+    shells that do not expand them)."""
+    paths = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            paths.extend(sorted(path.glob("*.json")))
+        elif path.exists():
+            paths.append(path)
+        else:
+            matches = sorted(glob.glob(argument))
+            paths.extend([Path(m) for m in matches] or [path])  # a missing file: skipped, named
+    return paths
+
+
+def merge(paths, warn):
+    """{learner: their latest report}; `warn(line)` hears about every file skipped."""
+    latest = {}
+    for path in paths:
+        try:
+            data = load(path)
+        except ValueError as why:
+            warn(printable(f"warning: skipped {path}: it {why}"))
+            continue
+        name = data["learner"]
+        if name not in latest or _parse_time(data["time"]) >= _parse_time(latest[name]["time"]):
+            latest[name] = data
+    return dict(sorted(latest.items(), key=lambda item: item[0].lower()))
+
+
+def columns(learners):
+    """The katas of every report, in kata order."""
+    numbers = {}
+    for data in learners.values():
+        for entry in data["katas"]:
+            numbers.setdefault(entry["kata"], entry.get("number", 0))
+    return sorted(numbers, key=lambda slug: (numbers[slug], slug))
+
+
+def _entry(data, slug):
+    return next((e for e in data["katas"] if e.get("kata") == slug), {})
+
+
+def done_count(data, slugs):
+    return sum(1 for slug in slugs if _entry(data, slug).get("status") == "done")
+
+
+def flagged(learners):
+    """(learner, kata, flag) for every integrity flag of every report."""
+    return [(name, entry["kata"], flag) for name, data in learners.items()
+            for entry in data["katas"] for flag in (entry.get("flags") or [])]
+
+
+def cell_text(entry):
+    """A short cell: status, speed ratio, `!` when flagged."""
+    status = entry.get("status", "not started")
+    text = MARK.get(status, str(status))
+    if status == "in progress" and entry.get("total"):
+        text += f" {entry.get('passed', 0)}/{entry['total']}"
+    ratio = entry.get("speed_ratio")
+    if isinstance(ratio, (int, float)):
+        text += f" {ratio:.2f}x"
+    if entry.get("flags"):
+        text += " !"
+    return text
+
+
+def cell_title(entry):
+    """What the HTML page shows on hover."""
+    parts = [f"status: {entry.get('status', 'not started')}"]
+    if entry.get("total"):
+        parts.append(f"tests: {entry.get('passed', 0)}/{entry['total']} passed")
+    ratio = entry.get("speed_ratio")
+    if isinstance(ratio, (int, float)):
+        parts.append(f"speed: {ratio:.2f}x the reference")
+    parts.append(f"hints: {entry.get('hints_used', 0)} of {entry.get('hints_total', 0)}")
+    parts.extend(f"flagged: {flag}" for flag in entry.get("flags") or [])
+    return "\n".join(parts)
+
+
+# Control characters (newlines, ANSI escapes, ...): a report's text must not redraw a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text):
+    """`text` with every control character replaced by `?`: one line, no escape sequences."""
+    return _CONTROL.sub("?", str(text))
+
+
+def terminal_table(learners, slugs):
+    header = ["learner", *slugs, "done", "report time"]
+    rows = [header]
+    for name, data in learners.items():
+        cells = [cell_text(_entry(data, slug)) for slug in slugs]
+        rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", str(data["time"])])
+    rows = [[printable(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    flags = flagged(learners)
+    if flags:
+        lines.append("")
+        lines.append("Flagged (not counted as done):")
+        lines.extend(printable(f"  {name}, {slug}: {flag}") for name, slug, flag in flags)
+    return "\n".join(lines)
+
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 1em; color: #222; font-size: 15px; }
+h1 { font-size: 1.4em; margin: 0 0 .3em; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #ccc; padding: .25em .35em; text-align: center; }
+thead th { background: #f0f0f0; font-size: .85em; vertical-align: bottom; }
+th.learner { text-align: left; max-width: 10em; overflow-wrap: anywhere; }
+td.done { background: #c8f0c8; }
+td.in-progress { background: #fff2b3; }
+td.not-started { color: #999; }
+td.flagged { outline: 3px solid #d33; outline-offset: -3px; }
+td.total { font-weight: bold; }
+tfoot td, tfoot th { background: #f0f0f0; font-size: .85em; }
+.name { font-weight: normal; display: block; }
+.small { display: block; font-size: .8em; color: #444; white-space: nowrap; }
+.flag { color: #d33; font-weight: bold; }
+"""
+
+STATUS_MARK = {"done": "\u2713", "not started": "\u2013"}  # a check mark, a dash
+
+
+def html_cell(entry, footnote=None):
+    """What a cell shows, all of it (no hover on a projector or a touch screen): the status
+    (a check mark, tests passed/total, a dash), then the speed and hints used; a flagged
+    cell points to its footnote below the table."""
+    e = html.escape
+    status = entry.get("status", "not started")
+    main = STATUS_MARK.get(status, "")
+    if status == "in progress":
+        main = f"{entry.get('passed', 0)}/{entry['total']}" if entry.get("total") else "started"
+    details = []
+    ratio = entry.get("speed_ratio")
+    if isinstance(ratio, (int, float)):
+        details.append(f"{ratio:.2f}x")
+    if entry.get("hints_used"):
+        details.append(f"{entry['hints_used']}h")
+    text = e(main)
+    if footnote is not None:
+        text += f' <a class="flag" href="#flag-{footnote}">[{footnote}]</a>'
+    if details:
+        text += f'<span class="small">{e(" ".join(details))}</span>'
+    return text
+
+
+def _kata_header(slug):
+    number, _, name = slug.partition("_")
+    return f'<th>{html.escape(number)}<span class="name">{html.escape(name.replace("_", " "))}</span></th>'
+
+
+def class_totals(learners, slugs):
+    """{slug: (done, in progress)}: how many learners are at each stage of each kata."""
+    totals = {}
+    for slug in slugs:
+        statuses = [_entry(data, slug).get("status") for data in learners.values()]
+        totals[slug] = (statuses.count("done"), statuses.count("in progress"))
+    return totals
+
+
+def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=None):
+    """A self-contained page (inline CSS, no scripts); every text from a report is escaped.
+    It fits a 1024-pixel projector: the done column first, narrow kata columns, every detail
+    in the cells or in footnotes (nothing on hover only), the class's totals at the bottom."""
+    e = html.escape
+    made = made or datetime.datetime.now(datetime.timezone.utc)
+    flags = flagged(learners)
+    numbered = {}  # (learner, slug) -> footnote number
+    for name, slug, _ in flags:
+        numbered.setdefault((name, slug), len(numbered) + 1)
+    body = []
+    for name, data in learners.items():
+        cells = []
+        for slug in slugs:
+            entry = _entry(data, slug)
+            status = str(entry.get("status", "not started"))
+            classes = status.replace(" ", "-") + (" flagged" if entry.get("flags") else "")
+            cell = html_cell(entry, numbered.get((name, slug)))
+            cells.append(f'<td class="{e(classes)}" title="{e(cell_title(entry))}">{cell}</td>')
+        body.append(
+            f'<tr><th class="learner">{e(name)}<span class="small">{e(_short_time(data["time"]))}</span></th>'
+            f'<td class="total">{done_count(data, slugs)}/{len(slugs)}</td>{"".join(cells)}</tr>'
+        )
+    totals = class_totals(learners, slugs)
+    total_cells = "".join(
+        f'<td>{done} done<span class="small">{busy} in progress</span></td>'
+        for done, busy in (totals[slug] for slug in slugs)
+    )
+    every_kata = sum(1 for data in learners.values() if done_count(data, slugs) == len(slugs))
+    foot = (
+        f'<tfoot><tr><th class="learner">class ({len(learners)})</th>'
+        f'<td>{every_kata}<span class="small">all done</span></td>{total_cells}</tr></tfoot>'
+    )
+    items = [
+        f'<li id="flag-{numbered[(name, slug)]}">[{numbered[(name, slug)]}] {e(name)}, {e(slug)}: '
+        f'<span class="flag">{e(str(flag))}</span></li>'
+        for name, slug, flag in flags
+    ]
+    flags_html = f"<h2>Flagged (not counted as done)</h2><ul>{''.join(items)}</ul>" if items else ""
+    head = "".join(_kata_header(slug) for slug in slugs)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{e(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{e(title)}</h1><p>Made {e(made.strftime('%Y-%m-%d %H:%M %Z'))} from the latest report "
+        f"of each of {len(learners)} learners. In a cell: \u2713 done, tests passed/total in "
+        "progress, \u2013 not started; below it the speed against the reference (1.00x is as fast) "
+        "and the hints used (2h); [n] is a flag, listed under the table.</p>"
+        f'<table><thead><tr><th class="learner">learner<span class="small">report time</span></th>'
+        f"<th>done</th>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody>{foot}</table>{flags_html}</body></html>\n"
+    )
+
+
+def _short_time(text):
+    """A report's time, in UTC to the minute."""
+    try:
+        moment = _parse_time(text)
+    except ValueError:
+        return str(text)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc)
+    return moment.strftime("%m-%d %H:%M")
+
+
+def main(argv=None, out=sys.stdout, err=sys.stderr):
+    parser = argparse.ArgumentParser(
+        prog="python -m plugin.workshop.scoreboard",
+        description="Merge learners' JSON reports (pytest --kata-report) into a class table.",
+    )
+    parser.add_argument("reports", nargs="+", help="report files, folders of them, or glob patterns")
+    parser.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML page")
+    args = parser.parse_args(argv)
+    learners = merge(expand(args.reports), lambda line: print(line, file=err))
+    if not learners:
+        print("no report to show", file=err)
+        return 1
+    slugs = columns(learners)
+    print(terminal_table(learners, slugs), file=out)
+    if args.html:
+        try:
+            Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.html).write_text(html_page(learners, slugs), encoding="utf-8")
+        except OSError as exc:
+            print(f"could not write {args.html}: {exc.strerror or exc}", file=err)
+            return 1
+        print(f"HTML page written to {args.html}", file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
