@@ -10,6 +10,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
     outcomes.py    stubs are to-dos; one sentence per failure
     results.py     per-kata bookkeeping from test reports
     speed.py       learner vs reference timing, growth-class checks
+    collector.py   Python's cycle collector rests while a kata test runs (big graphs, fair limits)
     table.py       the table at the end of a run
     grading.py     the pytest hooks
     options.py     command-line options
@@ -57,7 +58,7 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import interrupts, patches, runaway
+    from . import collector, interrupts, patches, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .run_checks import RunChecks
@@ -74,6 +75,7 @@ def pytest_configure(config):
     config.pluginmanager.register(RunChecks(), "autograd-katas-run-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
+    config.pluginmanager.register(collector, "autograd-katas-collector")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     interrupts.install()
     ignore_benchmark_warnings(config)

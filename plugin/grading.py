@@ -29,6 +29,7 @@ class Grading:
         self.grading_katas = False  # no table for a run without kata tests (the kit's own)
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
+        self._chosen_slugs_cache = None
         self.shipped = integrity.load_shipped()  # hashes of the shipped test files
         self.collected = {}  # slug -> the kata's items before any deselection
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
@@ -59,21 +60,42 @@ class Grading:
         if not kata.exists():
             item.add_marker(pytest.mark.skip(reason=selection.missing_file(kata)))
 
+    def _chosen_slugs(self, config):
+        """The katas named with --kata (None when it was not given), resolved once; "next" is
+        the first kata not done, as remembered."""
+        if self._chosen_slugs_cache is None:
+            wanted = config.getoption("kata") or []
+            if not wanted:
+                return None
+            chosen = set()
+            for spec in wanted:
+                if spec == "next":
+                    kata = next((k for k in katas() if status_of({}, self.cached, k) != DONE), None)
+                else:
+                    kata = find_kata(spec)
+                if kata is None and spec != "next":
+                    raise pytest.UsageError(f"--kata {spec}: {unknown_kata(spec)}")
+                if kata is not None and kata.slug not in chosen:
+                    chosen.add(kata.slug)
+                    self.chosen.append(kata)
+            self._chosen_slugs_cache = chosen
+        return self._chosen_slugs_cache
+
+    def pytest_ignore_collect(self, collection_path, config):
+        """Under --kata, the other katas' test files are not even imported: one kata's
+        feedback should not wait for every kata's imports (torch, hypothesis strategies)."""
+        chosen = self._chosen_slugs(config)
+        if chosen is None or collection_path.suffix != ".py":
+            return None
+        kata = kata_for_path(collection_path)
+        if kata is not None and kata.slug not in chosen:
+            return True
+        return None
+
     def _select(self, config, items):
-        wanted = config.getoption("kata") or []
-        if not wanted:
+        chosen = self._chosen_slugs(config)
+        if chosen is None:
             return
-        chosen = set()
-        for spec in wanted:
-            if spec == "next":
-                kata = next((k for k in katas() if status_of({}, self.cached, k) != DONE), None)
-            else:
-                kata = find_kata(spec)
-            if kata is None and spec != "next":
-                raise pytest.UsageError(f"--kata {spec}: {unknown_kata(spec)}")
-            if kata is not None:
-                chosen.add(kata.slug)
-                self.chosen.append(kata)
         keep, drop = [], []
         for item in items:
             kata = item.stash.get(KATA_KEY, None)
