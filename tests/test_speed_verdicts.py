@@ -67,3 +67,37 @@ def test_an_unchanged_piece_is_not_timed_again(checkout):
 ])
 def test_a_ratio_is_told_as_a_coarse_class(ratio, words):
     assert speed_class(ratio) == words
+
+
+# --- one kata's feedback, soon (issue 15, section 4) ------------------------------------------
+
+def test_one_kata_does_not_import_the_other_katas_tests(checkout):
+    result = checkout.runpytest("--kata", "3", "--collect-only", "-q", "-p", "no:randomly")
+    out = result.stdout.str()
+    assert "03_toposort/test_toposort.py::" in out
+    assert "04_accumulation" not in out and "deselected" not in out, out
+
+
+# Right, and refuses to run while Python's cycle collector is on: the grader rests it during
+# a kata test (a 100,000-node graph would have it walk some 700,000 objects again and again).
+NEEDS_THE_COLLECTOR_RESTING = KAHN + '''
+
+import gc
+
+_kahn_order = topological_order
+
+
+def topological_order(roots):
+    if gc.isenabled():
+        raise AssertionError("the cycle collector is on during a kata test")
+    return _kahn_order(roots)
+'''
+
+
+def test_the_cycle_collector_rests_while_a_kata_test_runs(checkout):
+    write_learner_file(checkout, KATA, FILE, NEEDS_THE_COLLECTOR_RESTING)
+    result = checkout.runpytest("-p", "no:randomly", "-k", "chain and not deep")
+    assert result.ret == 0, result.stdout.str()
+    import gc
+
+    assert gc.isenabled()  # and it is back on after the run
