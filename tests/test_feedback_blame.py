@@ -7,7 +7,6 @@ import reference
 from kit import learner_source, write_learner_file
 from plugin.oracle import KataMismatch, Oracle
 from reference import pieces
-from reference import rules
 
 KATA = "01_elementwise_rules"
 X = np.array([0.7, 1.3, 2.1])

@@ -168,3 +168,14 @@ def test_grads_one_by_one_without_retain_graph_gets_the_advice(pytester):
     out = result.stdout.str()
     assert "grads_one_by_one: the second autograd.grad call found the graph freed" in out, out
     assert "(retain_graph=True)" in out
+
+
+def test_kata_02_calls_a_first_derivative_by_its_name(pytester):
+    make_checkout(pytester, katas=["02_shapes"])
+    source = learner_source("shapes")
+    old = "return sum_backward(ctx, grad / count)"
+    assert source.count(old) == 1
+    write_learner_file(pytester, "02_shapes", "shapes.py", source.replace(old, "return sum_backward(ctx, grad * count)"))
+    result = pytester.runpytest("--kata", "2", "-p", "no:randomly", "-k", "second_derivatives and mean")
+    out = result.stdout.str()
+    assert "second derivative through mean: the first derivative (what autograd.grad returned) differs" in out, out

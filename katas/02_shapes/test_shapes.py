@@ -461,7 +461,8 @@ def test_second_derivatives(oracle, name):
         return first
 
     x = np.array([[0.7, 1.3, 2.1], [-0.4, 0.9, 0.2]])
-    oracle.check_grads(second, op=f"second derivative through {name}", x=x)
+    oracle.check_grads(second, op=f"second derivative through {name}", x=x,
+                       result_name="the first derivative (what autograd.grad returned)")
 
 
 # --- every piece in the middle of a graph, with batches, and on the GPU (issue 14) --------------
