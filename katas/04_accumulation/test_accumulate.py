@@ -372,16 +372,16 @@ def test_the_same_scenario_twice(oracle):
 
     def scenario(lib, x, w):
         seen = {}
-        for round in (1, 2):
+        for number in (1, 2):
             x.grad = w.grad = None
             h = (x * w).tanh()
             loss = (h * h + h).sum()
             loss.backward(retain_graph=True)
             first = x.grad
             loss.backward()
-            seen[f"round {round}: `x.grad is` its first value"] = x.grad is first
-            seen[f"round {round}: x.grad"] = x.grad
-            seen[f"round {round}: w.grad"] = w.grad
+            seen[f"round {number}: `x.grad is` its first value"] = x.grad is first
+            seen[f"round {number}: x.grad"] = x.grad
+            seen[f"round {number}: w.grad"] = w.grad
         return seen
 
     agree(oracle, scenario, "each round starts from x.grad = None: copy the first gradient, add the "
