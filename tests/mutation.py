@@ -59,10 +59,23 @@ def mutate(source, mutant):
     return source.replace(mutant.old, mutant.new)
 
 
+# A correct solution must come out done, and a kata is done only when every shipped test of
+# it ran in the run (speed tests too; see plugin/selection.py): the whole kata, no -k, no -x.
+FULL_RUN = ("-p", "no:randomly", "--hypothesis-profile", "planted")
+
+
 def plant_and_grade(checkout, kata, filename, source, *options):
-    """Write `source` as the learner's file of `kata` and grade that kata; the run's result."""
+    """Write `source` as the learner's file of `kata` and grade that kata up to its first
+    failure (a mutant); the run's result."""
     write_learner_file(checkout, kata, filename, source)
     return checkout.runpytest(*PLANTED_RUN, *options)
+
+
+def plant_and_grade_in_full(checkout, kata, filename, source, *options):
+    """Write `source` as the learner's file of `kata` and grade all of it (a correct
+    solution, which must come out done); the run's result."""
+    write_learner_file(checkout, kata, filename, source)
+    return checkout.runpytest(*FULL_RUN, *options)
 
 
 def assert_killed(result, kata, mutant):

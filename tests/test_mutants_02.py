@@ -4,7 +4,7 @@ kata must not come out done. Correct solutions written differently must come out
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 from test_kata_02 import ALTERNATIVE
 
 KATA = "02_shapes"
@@ -182,4 +182,4 @@ VARIANTS = {"loops and scatters (test_kata_02)": ALTERNATIVE, "by ones and compa
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)

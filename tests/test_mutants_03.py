@@ -5,7 +5,7 @@ written differently must come out done."""
 import pytest
 
 from kit import RECURSIVE_TOPOSORT, assert_done, assert_stubs_all_todo, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 from test_plugin import KAHN
 
 KATA = "03_toposort"
@@ -137,4 +137,4 @@ VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)

@@ -5,7 +5,7 @@ come out done."""
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 from test_kata_04 import ALTERNATIVE
 
 KATA = "04_accumulation"
@@ -109,4 +109,4 @@ VARIANTS = {"no detach, += (test_kata_04)": ALTERNATIVE, "public attribute only"
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)

@@ -4,7 +4,7 @@ not come out done. Correct solutions written differently must come out done."""
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 from test_kata_05 import ALTERNATIVE
 
 KATA = "05_seeding"
@@ -127,4 +127,4 @@ VARIANTS = {"indexing, None seeds (test_kata_05)": ALTERNATIVE, "in passes": IN_
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)

@@ -4,7 +4,7 @@ must leave the kata not done. Correct loops written differently must come out do
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 
 KATA = "06_backward_pass"
 FILE = "backward_pass.py"
@@ -241,4 +241,4 @@ CORRECT = {"the reference as a learner writes it": SOURCE, "small helpers": HELP
 
 @pytest.mark.parametrize("name", CORRECT)
 def test_a_correct_variant_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, CORRECT[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, CORRECT[name]), KATA)

@@ -4,7 +4,7 @@ leave the kata not done. Correct solutions written differently must come out don
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 
 KATA = "07_retain_graph"
 FILE = "saved.py"
@@ -160,4 +160,4 @@ CORRECT = {"the reference as a learner writes it": SOURCE, "plain lists": PLAIN}
 
 @pytest.mark.parametrize("name", CORRECT)
 def test_a_correct_variant_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, CORRECT[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, CORRECT[name]), KATA)

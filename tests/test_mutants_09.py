@@ -5,7 +5,7 @@ must come out done."""
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 
 KATA = "09_higher_order"
 FILE = "higher_order.py"
@@ -196,4 +196,4 @@ CORRECT = {"rows of eye": ROWS}
 
 @pytest.mark.parametrize("name", CORRECT)
 def test_a_correct_variant_is_done(checkout, name):
-    assert_done(plant_and_grade(checkout, KATA, FILE, CORRECT[name]), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, CORRECT[name]), KATA)

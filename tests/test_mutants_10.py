@@ -6,7 +6,7 @@ written differently must come out done."""
 import pytest
 
 from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade
+from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
 from test_kata_10 import plant_every_kata
 
 KATA = "10_capstone"
@@ -194,4 +194,4 @@ CORRECT = {"log-sum-exp": LOGSUMEXP, "one-hot": ONE_HOT}
 @pytest.mark.parametrize("name", CORRECT)
 def test_a_correct_variant_is_done(checkout, name):
     plant_every_kata(checkout)
-    assert_done(plant_and_grade(checkout, KATA, FILE, CORRECT[name], *NOT_DEEP), KATA)
+    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, CORRECT[name], *NOT_DEEP), KATA)
