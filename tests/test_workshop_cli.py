@@ -227,6 +227,19 @@ def test_gradescope_settings_that_are_wrong_say_so(checkout):
     assert not results.exists()
 
 
+def run_autograder(root):
+    """Run examples/gradescope/run_autograder with `root` for /autograder; its results,
+    checked against the documented schema."""
+    subprocess.run(
+        [str(REPO / "examples" / "gradescope" / "run_autograder")],
+        env=dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHON=sys.executable, PYTHONPATH=str(REPO)),
+        capture_output=True, text=True, timeout=TIMEOUT, check=True,
+    )
+    results = json.loads((root / "results" / "results.json").read_text())
+    validate(results, SCHEMA)
+    return results
+
+
 def test_run_autograder_grades_only_the_learner_files_of_a_submission(tmp_path):
     root = tmp_path / "autograder"
     (root / "submission" / "katas" / "03_toposort").mkdir(parents=True)
@@ -235,13 +248,7 @@ def test_run_autograder_grades_only_the_learner_files_of_a_submission(tmp_path):
     (submitted / "toposort.py").write_text(learner_source("toposort"))
     # A test file of the learner's own is not the grader's: it must be ignored.
     (submitted / "test_mine.py").write_text("def test_always():\n    assert True\n")
-    subprocess.run(
-        [str(REPO / "examples" / "gradescope" / "run_autograder")],
-        env=dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHON=sys.executable, PYTHONPATH=str(REPO)),
-        capture_output=True, text=True, timeout=TIMEOUT, check=True,
-    )
-    results = json.loads((root / "results" / "results.json").read_text())
-    validate(results, SCHEMA)
+    results = run_autograder(root)
     scores = {t["name"]: (t["score"], t["max_score"]) for t in results["tests"]}
     assert scores["03_toposort"] == (10, 10)
     assert scores["04_accumulation"] == (0, 10)
@@ -253,13 +260,7 @@ def test_run_autograder_on_an_empty_submission_still_writes_results(tmp_path):
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     (root / "source").symlink_to(REPO)
-    subprocess.run(
-        [str(REPO / "examples" / "gradescope" / "run_autograder")],
-        env=dict(os.environ, AUTOGRADER_ROOT=str(root), PYTHON=sys.executable, PYTHONPATH=str(REPO)),
-        capture_output=True, text=True, timeout=TIMEOUT, check=True,
-    )
-    results = json.loads((root / "results" / "results.json").read_text())
-    validate(results, SCHEMA)
+    results = run_autograder(root)
     assert results["score"] == 0 and "no learner file found" in results["output"]
 
 
