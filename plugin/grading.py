@@ -108,14 +108,22 @@ class Grading:
         # After every plugin deselected what it would (-k, --deselect, --lf, ...): which
         # katas run only part of their shipped tests. Each process that collects (each
         # pytest-xdist worker) finds the same; the reports carry it to the controller.
+        # Speed tests only measure: a run without them still grades the whole kata.
         chosen = {}
         for item in session.items:
             kata = item.stash.get(KATA_KEY, None)
             if kata is not None:
                 chosen.setdefault(kata, []).append(item)
         for kata, items in chosen.items():
-            why = selection.why_partial(kata, self.collected.get(kata.slug, []), items, self.config.args)
-            self.selection[kata.slug] = (why, len(items))
+            graded = [i for i in items if not _is_speed_test(i)]
+            collected = [i for i in self.collected.get(kata.slug, []) if not _is_speed_test(i)]
+            why = selection.why_partial(kata, collected, graded, self.config.args, self._last_failed_only())
+            self.selection[kata.slug] = (why, len(graded))
+
+    def _last_failed_only(self):
+        """--lf with failures remembered: pytest collects only those."""
+        plugin = self.config.pluginmanager.get_plugin("lfplugin")
+        return bool(self.config.getoption("lf", False) and getattr(plugin, "lastfailed", None))
 
     @staticmethod
     def _speed_tests_last(items):
@@ -125,7 +133,7 @@ class Grading:
         for index, item in enumerate(items):
             kata = item.stash.get(KATA_KEY, None)
             group = first_seen.setdefault(kata.slug if kata else index, index)
-            is_speed = SPEED_FIXTURE in getattr(item, "fixturenames", ())
+            is_speed = _is_speed_test(item)
             keyed.append(((group, is_speed, index), item))
         return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
 
@@ -409,6 +417,10 @@ SPEED_COLUMN_FILES = ("test_*speed*.py", "test_*memory*.py", "test_*transfers*.p
 
 def _has_speed_test(kata):
     return any(any(kata.folder.glob(pattern)) for pattern in SPEED_COLUMN_FILES)
+
+
+def _is_speed_test(item):
+    return SPEED_FIXTURE in getattr(item, "fixturenames", ())
 
 
 def _is_xdist_worker(config):

@@ -55,7 +55,7 @@ class KataResult:
     # Why this run did not grade every shipped test of the kata ("" when it did): set at
     # collection (-k, --deselect, node ids, --lf), else told by `selected` (-x, --maxfail).
     selection: str = ""
-    selected: int = 0  # the kata's tests this run meant to run (0: unknown)
+    selected: int = 0  # the kata's graded tests (not speed tests) this run meant to run (0: unknown)
 
     def add(self, result):
         previous = self.tests.get(result.nodeid)
@@ -85,7 +85,8 @@ class KataResult:
 
     @property
     def status(self):
-        """The kata's status: done only when every shipped test of it ran and passed here."""
+        """The kata's status: done only when every graded test of it ran and passed here
+        (speed tests only measure: a run without them is not partial)."""
         status = self.tested_status
         return IN_PROGRESS if status == DONE and self.partial else status
 
@@ -94,8 +95,9 @@ class KataResult:
         """Why only part of the kata's tests ran ("" when all did)."""
         if self.selection:
             return self.selection
-        if self.selected and len(self.tests) < self.selected:
-            return f"the run stopped early: {len(self.tests)} of its {self.selected} tests ran"
+        ran = sum(1 for t in self.tests.values() if not t.speed)
+        if self.selected and ran < self.selected:
+            return f"the run stopped early: {ran} of its {self.selected} tests ran"
         return ""
 
     def first_failure(self):

@@ -43,10 +43,14 @@ def test_a_run_of_part_of_the_tests_never_makes_a_kata_done(checkout):
     assert _entry(checkout.path / "r.json")[1]["partial"] is False
     assert _remembered(checkout)[KATA] == "done"
 
+    # Speed tests only measure: a run without them still grades the whole kata.
+    result = checkout.runpytest("-p", "no:randomly", "-k", "not speed", "--kata-report", "r.json")
+    assert kata_row(result, KATA)[1] == "done", result.stdout.str()
+    assert _entry(checkout.path / "r.json")[1]["partial"] is False
+
     # Every other way of picking part of the kata: not done in that run, nothing forgotten.
     graded = f"katas/{KATA}/test_toposort.py"
-    for options in (["-k", "chain"], ["--deselect", f"{graded}::test_a_chain"],
-                    [f"{graded}::test_a_chain"], [graded]):
+    for options in (["-k", "chain"], ["--deselect", f"{graded}::test_a_chain"], [f"{graded}::test_a_chain"]):
         result = checkout.runpytest("-p", "no:randomly", "--kata-report", "r.json", *options)
         assert kata_row(result, KATA)[1] == "in progress", (options, result.stdout.str())
         assert "a kata counts as done only when all its tests pass in one run" in result.stdout.str()
@@ -63,6 +67,21 @@ def test_a_run_of_part_of_the_tests_never_makes_a_kata_done(checkout):
     result = checkout.runpytest("--kata", "3", "--lf", "-p", "no:randomly", "--kata-report", "r.json")
     assert "partial run" in result.stdout.str()
     assert _entry(checkout.path / "r.json")[1]["partial"] is True
+
+
+def test_a_run_that_collects_only_some_test_files_of_a_kata_is_partial():
+    from types import SimpleNamespace
+
+    from plugin import manifest, selection
+
+    kata = manifest.find_kata("8")  # two graded test files
+    files = sorted(p for p in kata.folder.glob("test_*.py") if "speed" not in p.name)
+    assert len(files) == 2
+    items = [SimpleNamespace(path=files[0])] * 3
+    assert "not every test file" in selection.why_partial(kata, items, items, [str(files[0])])
+    both = items + [SimpleNamespace(path=files[1])]
+    assert selection.why_partial(kata, both, both, ["katas"]) == ""
+    assert "3 of its 4 tests" in selection.why_partial(kata, both, items, ["katas"])
 
 
 def test_a_run_that_stops_early_grades_part_of_a_kata(checkout):
