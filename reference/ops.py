@@ -218,7 +218,7 @@ def _integer_power(base, exponent):
     """np.power for integers, with torch's answer to a negative exponent (numpy refuses):
     1 / base ** n truncated, so 0 except for the bases 1 and -1."""
     if base.dtype.kind not in "biu" or not (exponent < 0).any():
-        return np.power(base, exponent)
+        return np.power(base, exponent).astype(base.dtype, copy=False)  # bool ** bool: numpy's int8
     negative = exponent < 0
     result = np.power(base, np.where(negative, -exponent, exponent))
     return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
@@ -234,9 +234,9 @@ def pow(base, exponent):
                 and isinstance(exponent, int) and exponent < 0)
     if integers:  # torch refuses a negative number as an integer tensor's exponent
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")  # torch has no such kernel
     base, exponent = operands("pow", base, exponent)
-    if base._data.dtype == np.bool_ and exponent._data.dtype == np.bool_:
-        not_for("b", "pow", base)
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
     out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
     if ctx:
