@@ -206,6 +206,19 @@ def mul(a, b):
     return out
 
 
+# torch's name for x.zero_() in a graph; its gradient is mul's by 0 (zeros for x).
+ZeroBackward0 = NodeKind("ZeroBackward0", "mul_backward", reduce_broadcast=True)
+
+
+def zero(a, b):
+    """What x.zero_() records: x * 0, named as torch names it."""
+    a, b = operands("zero_", a, b)
+    out, ctx = record(ZeroBackward0, binary(np.multiply, a, b), (a, b))
+    if ctx:
+        ctx.save_for_backward(a, b)
+    return out
+
+
 def div(a, b):
     a, b = operands("div", a, b)
     out, ctx = record(DivBackward0, binary(np.true_divide, a, b, integers_to_float=True), (a, b))
@@ -460,6 +473,11 @@ MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest el
 
 def max(x, dim=None, keepdim=False):
     if dim is None:
+        if x._data.size == 0:
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         # The largest element; torch shares its gradient evenly between ties.
         out, ctx = record(MaxBackward1, x._data.max(), (x,))
         if ctx:
