@@ -206,6 +206,19 @@ def mul(a, b):
     return out
 
 
+# torch's name for x.zero_() in a graph; its gradient is mul's by 0 (zeros for x).
+ZeroBackward0 = NodeKind("ZeroBackward0", "mul_backward", reduce_broadcast=True)
+
+
+def zero(a, b):
+    """What x.zero_() records: x * 0, named as torch names it."""
+    a, b = operands("zero_", a, b)
+    out, ctx = record(ZeroBackward0, binary(np.multiply, a, b), (a, b))
+    if ctx:
+        ctx.save_for_backward(a, b)
+    return out
+
+
 def div(a, b):
     a, b = operands("div", a, b)
     out, ctx = record(DivBackward0, binary(np.true_divide, a, b, integers_to_float=True), (a, b))
@@ -218,7 +231,7 @@ def _integer_power(base, exponent):
     """np.power for integers, with torch's answer to a negative exponent (numpy refuses):
     1 / base ** n truncated, so 0 except for the bases 1 and -1."""
     if base.dtype.kind not in "biu" or not (exponent < 0).any():
-        return np.power(base, exponent)
+        return np.power(base, exponent).astype(base.dtype, copy=False)  # bool ** bool: numpy's int8
     negative = exponent < 0
     result = np.power(base, np.where(negative, -exponent, exponent))
     return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
@@ -234,9 +247,9 @@ def pow(base, exponent):
                 and isinstance(exponent, int) and exponent < 0)
     if integers:  # torch refuses a negative number as an integer tensor's exponent
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")  # torch has no such kernel
     base, exponent = operands("pow", base, exponent)
-    if base._data.dtype == np.bool_ and exponent._data.dtype == np.bool_:
-        not_for("b", "pow", base)
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
     out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
     if ctx:
@@ -460,6 +473,11 @@ MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest el
 
 def max(x, dim=None, keepdim=False):
     if dim is None:
+        if x._data.size == 0:
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         # The largest element; torch shares its gradient evenly between ties.
         out, ctx = record(MaxBackward1, x._data.max(), (x,))
         if ctx:

@@ -474,7 +474,7 @@ class Tensor:
     # --- in-place operations (bump the version counter) ----------------------------------
 
     def zero_(self):
-        return ops.inplace(self, ops.mul, 0, fill=0)
+        return ops.inplace(self, ops.zero, 0, fill=0)
 
     def add_(self, other, alpha=1):
         if alpha != 1:

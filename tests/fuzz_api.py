@@ -146,7 +146,7 @@ class Engine:
             "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf,
             "grad_fn": None if t.grad_fn is None else t.grad_fn.name(),
-            "version": t._version,
+            "version": t._version if not name.startswith("r") else None,  # r = x.grad: how torch made it
             "values": t.detach().cpu().numpy().copy(),
         }
         if t.is_leaf or t.retains_grad:
@@ -339,6 +339,8 @@ class Builder:
             return None  # torch lets a 0-d CPU tensor join a GPU operation; this engine does not (README)
         code = f"{outputs} = {expression}"
         if len(devices) > 1:
+            if " - " in expression and any(self.engine.names[n].dtype == torch.bool for n in tensor_names):
+                return None  # torch's bool check comes first (on a GPU, not simulated here)
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         device = devices.pop() if devices else "cpu"
         return Step(code, devices={n.strip(): device for n in outputs.split(",")})
@@ -503,6 +505,8 @@ class Builder:
         if other_tensor and self.device(other_tensor) != self.device(x) and op != "zero_":
             if self.device(other_tensor) == "cpu" and self.engine.names[other_tensor].ndim == 0:
                 return None
+            if op == "sub_" and torch.bool in (self.engine.names[x].dtype, self.engine.names[other_tensor].dtype):
+                return None  # torch's bool check comes first (on a GPU, not simulated here)
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         return Step(code)
 
