@@ -146,7 +146,8 @@ class Engine:
             "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf,
             "grad_fn": None if t.grad_fn is None else t.grad_fn.name(),
-            "version": t._version if not name.startswith("r") else None,  # r = x.grad: how torch made it
+            # r = x.grad, g = autograd.grad's: how torch made them shows in their version
+            "version": t._version if name[0] not in "rg" else None,
             "values": t.detach().cpu().numpy().copy(),
         }
         if t.is_leaf or t.retains_grad:
@@ -234,6 +235,7 @@ class Builder:
         self._draw = None
         self.used = set()  # tensors already an operand: a view of them may exist
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
+        self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -339,8 +341,8 @@ class Builder:
             return None  # torch lets a 0-d CPU tensor join a GPU operation; this engine does not (README)
         code = f"{outputs} = {expression}"
         if len(devices) > 1:
-            if " - " in expression and any(self.engine.names[n].dtype == torch.bool for n in tensor_names):
-                return None  # torch's bool check comes first (on a GPU, not simulated here)
+            if any(self.engine.names[n].dtype == torch.bool for n in tensor_names):
+                return None  # torch's bool checks (-, **) may come first on a GPU: not simulated here
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         device = devices.pop() if devices else "cpu"
         return Step(code, devices={n.strip(): device for n in outputs.split(",")})
@@ -355,6 +357,9 @@ class Builder:
         op = self.pick(BINARY)
         if op == "@" and (left_tensor is None or right_tensor is None):
             op = "*"
+        for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
+            if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
+                self.saved_needlessly.add(mine)
         return self.result(self.new_name(), f"{left} {op} {right}", [n for n in (left_tensor, right_tensor) if n])
 
     def unary(self):
@@ -496,6 +501,8 @@ class Builder:
         grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
         if x in self.viewed and grads:
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
+        if x in self.saved_needlessly:
+            return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
