@@ -707,7 +707,7 @@ LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
 
 def softmax(x, dim):
     not_for("biu", "softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     e = np.exp(shifted)
     out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
     if ctx:
@@ -718,7 +718,7 @@ def softmax(x, dim):
 
 def log_softmax(x, dim):
     not_for("biu", "log_softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out, ctx = record(LogSoftmaxBackward0, data, (x,))
     if ctx:

@@ -357,6 +357,8 @@ class Builder:
         op = self.pick(BINARY)
         if op == "@" and (left_tensor is None or right_tensor is None):
             op = "*"
+        if op == "**" and left in ("True", "False"):
+            left = "2"  # torch's own bug: True ** x under create_graph fails an internal assert
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
             if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)

@@ -114,6 +114,7 @@ REGRESSIONS = {
     "bool powers": ["a = lib.tensor(True) ** True", "b = True ** lib.tensor([True])", "c = lib.tensor([True]) ** 2"],
     "zero_ in a graph": ["x = lib.tensor([1., 2.], requires_grad=True)", "t = x * 2", "t.zero_()", "t.sum().backward()"],
     "max() of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].max()"],
+    "softmax of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].softmax(0)", "u = x[1:].log_softmax(1)"],
     "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
                                                "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
 }
