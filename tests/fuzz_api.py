@@ -95,6 +95,7 @@ class Engine:
         self.symbolic = symbolic_devices  # torch: devices followed by the steps
         self.devices = {}
         self.last_grad = {}
+        self.first_version = {}
 
     def run(self, step):
         code = step.torch_code if self.lib is torch else step.code
@@ -146,8 +147,9 @@ class Engine:
             "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf,
             "grad_fn": None if t.grad_fn is None else t.grad_fn.name(),
-            # r = x.grad, g = autograd.grad's: how torch made them shows in their version
-            "version": t._version if name[0] not in "rg" else None,
+            # bumps since the variable was first seen: how torch made a tensor (matmul's squeeze_,
+            # a .grad summed in place) shows in its first version, which is not the API
+            "version": t._version - self.first_version.setdefault(name, t._version),
             "values": t.detach().cpu().numpy().copy(),
         }
         if t.is_leaf or t.retains_grad:
