@@ -247,9 +247,14 @@ def pow(base, exponent):
                 and isinstance(exponent, int) and exponent < 0)
     if integers:  # torch refuses a negative number as an integer tensor's exponent
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base):
-        raise NotImplementedError("\"pow\" not implemented for 'Bool'")  # torch has no such kernel
+    no_kernel = isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base)
     base, exponent = operands("pow", base, exponent)
+    if no_kernel:  # torch has no bool ** bool tensor kernel; it checks the shapes first
+        try:
+            np.broadcast_shapes(base._data.shape, exponent._data.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(base._data.shape, exponent._data.shape)) from None
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
     out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
     if ctx:
