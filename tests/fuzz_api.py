@@ -152,6 +152,8 @@ class Engine:
             "version": t._version - self.first_version.setdefault(name, t._version),
             "values": t.detach().cpu().numpy().copy(),
         }
+        if name.startswith("g") and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
+            shown["grad_fn"] = "(a gradient's graph)"  # made of the rule's operations (README)
         if t.is_leaf or t.retains_grad:
             grad = t.grad
             shown["grad"] = None if grad is None else self.show_tensor(name, grad)
@@ -518,6 +520,8 @@ class Builder:
                 return None
             if op == "sub_" and torch.bool in (self.engine.names[x].dtype, self.engine.names[other_tensor].dtype):
                 return None  # torch's bool check comes first (on a GPU, not simulated here)
+            if self.engine.names[x].requires_grad:
+                return None  # so does its check of a leaf that requires grad
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         return Step(code)
 
