@@ -247,9 +247,14 @@ def pow(base, exponent):
                 and isinstance(exponent, int) and exponent < 0)
     if integers:  # torch refuses a negative number as an integer tensor's exponent
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base):
-        raise NotImplementedError("\"pow\" not implemented for 'Bool'")  # torch has no such kernel
+    no_kernel = isinstance(exponent, Tensor) and _is_bool(exponent) and _is_bool(base)
     base, exponent = operands("pow", base, exponent)
+    if no_kernel:  # torch has no bool ** bool tensor kernel; it checks the shapes first
+        try:
+            np.broadcast_shapes(base._data.shape, exponent._data.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(base._data.shape, exponent._data.shape)) from None
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
     out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
     if ctx:
@@ -707,7 +712,7 @@ LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
 
 def softmax(x, dim):
     not_for("biu", "softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     e = np.exp(shifted)
     out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
     if ctx:
@@ -718,7 +723,7 @@ def softmax(x, dim):
 
 def log_softmax(x, dim):
     not_for("biu", "log_softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True)
+    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out, ctx = record(LogSoftmaxBackward0, data, (x,))
     if ctx:

@@ -95,6 +95,7 @@ class Engine:
         self.symbolic = symbolic_devices  # torch: devices followed by the steps
         self.devices = {}
         self.last_grad = {}
+        self.first_version = {}
 
     def run(self, step):
         code = step.torch_code if self.lib is torch else step.code
@@ -146,9 +147,13 @@ class Engine:
             "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf,
             "grad_fn": None if t.grad_fn is None else t.grad_fn.name(),
-            "version": t._version if not name.startswith("r") else None,  # r = x.grad: how torch made it
+            # bumps since the variable was first seen: how torch made a tensor (matmul's squeeze_,
+            # a .grad summed in place) shows in its first version, which is not the API
+            "version": t._version - self.first_version.setdefault(name, t._version),
             "values": t.detach().cpu().numpy().copy(),
         }
+        if name.startswith("g") and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
+            shown["grad_fn"] = "(a gradient's graph)"  # made of the rule's operations (README)
         if t.is_leaf or t.retains_grad:
             grad = t.grad
             shown["grad"] = None if grad is None else self.show_tensor(name, grad)
@@ -234,6 +239,7 @@ class Builder:
         self._draw = None
         self.used = set()  # tensors already an operand: a view of them may exist
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
+        self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -339,8 +345,8 @@ class Builder:
             return None  # torch lets a 0-d CPU tensor join a GPU operation; this engine does not (README)
         code = f"{outputs} = {expression}"
         if len(devices) > 1:
-            if " - " in expression and any(self.engine.names[n].dtype == torch.bool for n in tensor_names):
-                return None  # torch's bool check comes first (on a GPU, not simulated here)
+            if any(self.engine.names[n].dtype == torch.bool for n in tensor_names):
+                return None  # torch's bool checks (-, **) may come first on a GPU: not simulated here
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         device = devices.pop() if devices else "cpu"
         return Step(code, devices={n.strip(): device for n in outputs.split(",")})
@@ -355,6 +361,11 @@ class Builder:
         op = self.pick(BINARY)
         if op == "@" and (left_tensor is None or right_tensor is None):
             op = "*"
+        if op == "**" and left in ("True", "False"):
+            left = "2"  # torch's own bug: True ** x under create_graph fails an internal assert
+        for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
+            if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
+                self.saved_needlessly.add(mine)
         return self.result(self.new_name(), f"{left} {op} {right}", [n for n in (left_tensor, right_tensor) if n])
 
     def unary(self):
@@ -496,6 +507,8 @@ class Builder:
         grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
         if x in self.viewed and grads:
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
+        if x in self.saved_needlessly:
+            return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
@@ -507,6 +520,8 @@ class Builder:
                 return None
             if op == "sub_" and torch.bool in (self.engine.names[x].dtype, self.engine.names[other_tensor].dtype):
                 return None  # torch's bool check comes first (on a GPU, not simulated here)
+            if self.engine.names[x].requires_grad:
+                return None  # so does its check of a leaf that requires grad
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         return Step(code)
 

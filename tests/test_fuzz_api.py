@@ -111,9 +111,11 @@ REGRESSIONS = {
         "w = lib.tensor([1.], requires_grad=True)", "t = lib.tensor(2.)", "t.add_(w)"],
     "max(dim=0) of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)", "v.backward()"],
     "an integer arange whose step is cast to 0": ["t = lib.arange(0., 2., 0.5, dtype=lib.int64)"],
-    "bool powers": ["a = lib.tensor(True) ** True", "b = True ** lib.tensor([True])", "c = lib.tensor([True]) ** 2"],
+    "bool powers": ["a = lib.tensor(True) ** True", "b = True ** lib.tensor([True])", "c = lib.tensor([True]) ** 2",
+                    "d = lib.tensor([[True] * 3] * 2) ** lib.tensor([True] * 6)"],
     "zero_ in a graph": ["x = lib.tensor([1., 2.], requires_grad=True)", "t = x * 2", "t.zero_()", "t.sum().backward()"],
     "max() of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].max()"],
+    "softmax of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].softmax(0)", "u = x[1:].log_softmax(1)"],
     "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
                                                "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
 }
