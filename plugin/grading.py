@@ -81,6 +81,10 @@ class Grading:
             self._chosen_slugs_cache = chosen
         return self._chosen_slugs_cache
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session):
+        self._chosen_slugs(session.config)  # an unknown --kata: a usage error, before collecting
+
     def pytest_ignore_collect(self, collection_path, config):
         """Under --kata, the other katas' test files are not even imported: one kata's
         feedback should not wait for every kata's imports (torch, hypothesis strategies)."""

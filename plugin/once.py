@@ -19,7 +19,7 @@ _BENCHMARK_WARNINGS = (
 )
 
 
-def _benchmark_asked(config):
+def benchmark_asked(config):
     return any(str(arg).startswith("--benchmark") for arg in config.invocation_params.args)
 
 
@@ -27,7 +27,7 @@ def quiet_benchmark(config):
     """Before pytest-benchmark starts (pytest_cmdline_main): no table at the end, and no
     benchmarks under pytest-xdist (it switches them off itself, with a warning), unless a
     --benchmark-* option was given."""
-    if _benchmark_asked(config) or not hasattr(config.option, "benchmark_quiet"):
+    if benchmark_asked(config) or not hasattr(config.option, "benchmark_quiet"):
         return
     config.option.benchmark_quiet = True
     if getattr(config.option, "numprocesses", None):
@@ -37,7 +37,7 @@ def quiet_benchmark(config):
 def ignore_benchmark_warnings(config):
     """In every process (pytest_configure; xdist workers too): no warning that a speed test
     did not use the benchmark fixture where benchmarks are off (it times itself then)."""
-    if not _benchmark_asked(config):
+    if not benchmark_asked(config):
         for line in _BENCHMARK_WARNINGS:
             config.addinivalue_line("filterwarnings", line)
 

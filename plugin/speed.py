@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 from reference import pieces as seam
 
 from . import tripwire
+from .once import benchmark_asked
 
 SPEED_KEY = pytest.StashKey()
 CACHE_PREFIX = "autograd_katas/speed/"
@@ -148,7 +149,7 @@ class Speed:
     def _benchmark(self, workload, budget):
         """The reference's side: pytest-benchmark's record when it is on, else one run."""
         benchmark = self.request.getfixturevalue("benchmark")
-        if getattr(benchmark, "disabled", False) or not _benchmark_asked(self.request.config):
+        if getattr(benchmark, "disabled", False) or not benchmark_asked(self.request.config):
             workload()
             return
         per_call = min(_timed(workload) for _ in range(2))
@@ -189,15 +190,6 @@ class Speed:
         pairwise = sorted(m / t for m, t in zip(mine, theirs))
         quartile = len(pairwise) // 4
         return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
-
-
-def _benchmark_asked(config):
-    """True when the user asked pytest-benchmark for something (an option of its own)."""
-    for name in ("benchmark_only", "benchmark_save", "benchmark_autosave", "benchmark_json",
-                 "benchmark_compare", "benchmark_histogram", "benchmark_verbose"):
-        if config.getoption(name, None):
-            return True
-    return False
 
 
 def report_verdict(request, verdict):

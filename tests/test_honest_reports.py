@@ -172,7 +172,8 @@ def test_reports_are_written_with_the_usual_permissions(checkout):
 def test_reset_keeps_the_mode_of_the_learners_file(tmp_path, monkeypatch):
     import shutil
 
-    from plugin import manifest, reset
+    from plugin import manifest
+    from plugin.workshop import reset
 
     shutil.copytree(REPO / "katas" / KATA, tmp_path / "katas" / KATA, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(manifest, "KATAS_DIR", tmp_path / "katas")
