@@ -47,7 +47,7 @@ def _where(t):
     return str(getattr(t, "device", "?"))
 
 
-def check_grads_on_gpu(ag, fn, op, **inputs):
+def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs):
     __tracebackhide__ = True
     where = f"{op} on the GPU ({DEVICE})"
     theirs = {name: torch.tensor(_array(v).astype(np.float64) if _array(v).dtype.kind == "f" else _array(v),
@@ -56,7 +56,7 @@ def check_grads_on_gpu(ag, fn, op, **inputs):
     expected = fn(torch, **theirs)
     try:
         actual = fn(ag, **ours)
-        _same_numbers(f"{where}: the result (forward)", _on_host(expected), actual)
+        _same_numbers(f"{where}: {result_name}", _on_host(expected), actual)
         seed = None if expected.numel() == 1 else _seed(tuple(expected.shape))
         expected.backward(None if seed is None else torch.tensor(seed))
         actual.backward(None if seed is None else ag.tensor(seed.astype(_on_host(actual).dtype), device=DEVICE))

@@ -127,7 +127,11 @@ def binary(ufunc, a, b, integers_to_float=False):
     try:
         return ufunc(a_data, b_data)
     except ValueError:
-        raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
+        try:
+            np.broadcast_shapes(a_data.shape, b_data.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
+        raise  # not the shapes (arrays on two GPUs, say): the array library's own error
 
 
 def broadcast_error(a, b):

@@ -138,15 +138,15 @@ def plant_devices(pytester, old, new):
 
 def test_two_gpus_let_through_name_check_same_device(pytester):
     plant_devices(pytester, "if device != devices[0]:", "if device.type != devices[0].type:")
-    result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "mixing_devices and add")
+    result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "mixing_two_gpus and add")
     out = result.stdout.str()
     assert "check_same_device let a cuda:0 and a cuda:1 tensor through to add" in out, out
     assert "Peer access is unavailable" in out  # the GPU's own words, quoted
 
 
 def test_a_bad_device_string_shows_torchs_words(pytester):
-    plant_devices(pytester, '                raise RuntimeError(f"Invalid device string: \'{spec}\'")',
-                  '                raise RuntimeError(f"bad device {spec}")')
+    plant_devices(pytester, 'raise RuntimeError(f"Invalid device string: \'{spec}\'")',
+                  'raise RuntimeError(f"bad device {spec}")')
     result = pytester.runpytest("--kata", "8", "-p", "no:randomly", "-k", "bad_device_strings")
     out = result.stdout.str()
     assert "torch: Invalid device string: 'cuda:x'" in out and "yours: bad device cuda:x" in out, out

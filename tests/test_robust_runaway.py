@@ -81,8 +81,10 @@ def check_runaway_run(pytester, result):
     assert re.search(r"timed out after 2 s in exp_backward \(katas/01_elementwise_rules/rules.py, line \d+\): "
                      r"does it loop forever\?", out), out
     # Every kata 03 test fails with the sentence that names the piece.
-    assert len([f for f in failed if "03_toposort" in f]) == 10, failed
-    assert kata_row(result, "03_toposort") == ("0/10", "in progress")
+    tests, status = kata_row(result, "03_toposort")
+    assert re.fullmatch(r"0/\d+", tests) and status == "in progress", (tests, status)
+    graded = int(tests.split("/")[1])
+    assert len([f for f in failed if "03_toposort" in f]) == graded, failed
     assert re.search(r"timed out after 2 s in topological_order \(katas/03_toposort/toposort.py, line \d+\)", out)
     assert "(later calls to topological_order in this run fail at once)" in out
     tests, status = kata_row(result, "04_accumulation")

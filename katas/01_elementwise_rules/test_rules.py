@@ -209,14 +209,14 @@ def test_mixed_dtypes_follow_torchs_promotion(ag, op):
 
 # --- every rule in the middle of a graph, edges the lesson names, the GPU (issue 14) ----------
 
-def check_on(device, oracle, ag, fn, op, **inputs):
+def check_on(device, oracle, ag, fn, op, result_name="the result (forward)", **inputs):
     """oracle.check_grads on the CPU; on the (simulated) GPU, the same check against torch's
     CPU answer, with every tensor the engine hands back still on the GPU."""
     __tracebackhide__ = True
     if device == "cpu":
-        oracle.check_grads(fn, op=op, **inputs)
+        oracle.check_grads(fn, op=op, result_name=result_name, **inputs)
     else:
-        check_grads_on_gpu(ag, fn, op=op, **inputs)
+        check_grads_on_gpu(ag, fn, op=op, result_name=result_name, **inputs)
 
 
 DEVICES = ["cpu", "cuda"]
@@ -263,7 +263,8 @@ def test_second_derivatives_in_the_middle_of_a_graph(oracle, ag, name, shapes, d
         return (grad_a * grad_a).sum() + (grad_b * 0.5).sum()
 
     a, b = OPERANDS[shapes]
-    check_on(device, oracle, ag, second, op=f"second derivative through {name}, {shapes}", a=a, b=b)
+    check_on(device, oracle, ag, second, op=f"second derivative through {name}, {shapes}", a=a, b=b,
+             result_name="the first derivative (what autograd.grad returned)")
 
 
 @pytest.mark.parametrize("device", DEVICES)

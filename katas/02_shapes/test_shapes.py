@@ -467,14 +467,14 @@ def test_second_derivatives(oracle, name):
 
 # --- every piece in the middle of a graph, with batches, and on the GPU (issue 14) --------------
 
-def check_on(device, oracle, ag, fn, op, **inputs):
+def check_on(device, oracle, ag, fn, op, result_name="the result (forward)", **inputs):
     """oracle.check_grads on the CPU; on the (simulated) GPU, the same check against torch's
     CPU answer, with every tensor the engine hands back still on the GPU."""
     __tracebackhide__ = True
     if device == "cpu":
-        oracle.check_grads(fn, op=op, **inputs)
+        oracle.check_grads(fn, op=op, result_name=result_name, **inputs)
     else:
-        check_grads_on_gpu(ag, fn, op=op, **inputs)
+        check_grads_on_gpu(ag, fn, op=op, result_name=result_name, **inputs)
 
 
 DEVICES = ["cpu", "cuda"]
@@ -516,7 +516,8 @@ def test_second_derivatives_in_the_middle_of_a_graph(oracle, ag, name, device):
         return (grad_x * grad_x).sum() + (grad_w * 0.5).sum()
 
     x, w = values(shape_x, seed=1), values(shape_w, seed=2)
-    check_on(device, oracle, ag, second, op=f"second derivative through {name}: x {shape_x}, w {shape_w}", x=x, w=w)
+    check_on(device, oracle, ag, second, op=f"second derivative through {name}: x {shape_x}, w {shape_w}", x=x, w=w,
+             result_name="the first derivative (what autograd.grad returned)")
 
 
 @pytest.mark.parametrize("case", list(MATMUL_CASES))
