@@ -19,7 +19,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from kit import learner_source  # noqa: E402  (the kit's own tests plant pieces the same way)
 
 from plugin.manifest import ALL_KATAS  # noqa: E402
+from plugin.workshop.autograder import prepare  # noqa: E402
 
 
 def _burn(stop):
@@ -63,9 +63,7 @@ class Busy:
 
 def make_clone(folder, kata, stub):
     """A learner's clone in `folder` with kata's file the reference solution (or the stub)."""
-    shutil.copytree(REPO / "katas", folder / "katas", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "conftest.py", folder / "conftest.py")
-    (folder / "pytest.ini").write_text("[pytest]\ntestpaths = katas\n")
+    prepare(folder)  # the same clone the Gradescope autograder grades in
     if stub:
         return
     # The capstone runs on every learner piece: plant every kata's reference solution.

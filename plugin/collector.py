@@ -11,15 +11,24 @@ import gc
 
 import pytest
 
-from .grading import KATA_KEY
+
+class paused:
+    """`with paused():` the cycle collector rests, and is as it was afterwards."""
+
+    def __enter__(self):
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info):
+        if self._was_enabled:
+            gc.enable()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    if KATA_KEY not in item.stash or not gc.isenabled():
+    from .grading import KATA_KEY  # here: grading imports speed, which imports this module
+
+    if KATA_KEY not in item.stash:
         return (yield)
-    gc.disable()
-    try:
+    with paused():
         return (yield)
-    finally:
-        gc.enable()

@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from reference import pieces as seam
 
-from . import tripwire
+from . import collector, tripwire
 from .once import benchmark_asked
 
 SPEED_KEY = pytest.StashKey()
@@ -49,18 +49,13 @@ def _timed(workload):
     return time.thread_time() - start
 
 
-class _CollectorPaused:
+class _CollectorPaused(collector.paused):
     """Time a workload on its own: Python's cycle collector would add a cost that grows with
     everything else alive in the process (the test graphs), not with the workload."""
 
     def __enter__(self):
         gc.collect()  # once: a full collection can take long in a big test process
-        self._was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc_info):
-        if self._was_enabled:
-            gc.enable()
+        super().__enter__()
 
 
 def speed_class(ratio):
