@@ -260,7 +260,10 @@ def pow(base, exponent):
             raise RuntimeError(broadcast_error(base._data.shape, exponent._data.shape)) from None
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
-    out, ctx = record(kind, binary(power, base, exponent), (base, exponent))
+    # (-1.5) ** 1.5 is nan and 0 ** -1 inf, silently in torch; numpy would warn.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        data = binary(power, base, exponent)
+    out, ctx = record(kind, data, (base, exponent))
     if ctx:
         ctx.save_for_backward(base, exponent, out)
     return out
