@@ -319,7 +319,9 @@ def exp(x):
 
 
 def log(x):
-    out, ctx = record(LogBackward0, np.log(floating(x)), (x,))
+    with np.errstate(invalid="ignore", divide="ignore"):  # log(-1) nan, log(0) -inf: torch's, silently
+        data = np.log(floating(x))
+    out, ctx = record(LogBackward0, data, (x,))
     if ctx:
         ctx.save_for_backward(x)
     return out
