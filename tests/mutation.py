@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, settings
 
-from kit import kata_row, write_learner_file
+from kit import assert_done, kata_row, write_learner_file
 
 # Registered here, in the process that runs the planted runs (pytester's in-process runs share
 # hypothesis's registry); otherwise like the plugin's profile: derandomized, no database.
@@ -86,3 +86,19 @@ def assert_killed(result, kata, mutant):
     assert kata_row(result, kata)[1] != "done", f"mutant {mutant.name!r} survived:\n{out}"
     if mutant.expect:
         assert mutant.expect in out, f"mutant {mutant.name!r}: {mutant.expect!r} not shown:\n{out}"
+
+
+def assert_caught(checkout, kata, filename, source, mutant, *options):
+    """Plant `mutant` in the correct `source`, grade the kata up to its first failure, and
+    check that it is not done and that the output names the mistake."""
+    __tracebackhide__ = True
+    planted = mutate(source, mutant)
+    compile(planted, filename, "exec")  # a mutant is a mistake in working code, not a syntax error
+    assert_killed(plant_and_grade(checkout, kata, filename, planted, *options), kata, mutant)
+
+
+def assert_correct_is_done(checkout, kata, filename, source, *options):
+    """Plant a correct `source` (written differently from the reference) and grade all of the
+    kata: it must come out done."""
+    __tracebackhide__ = True
+    assert_done(plant_and_grade_in_full(checkout, kata, filename, source, *options), kata)

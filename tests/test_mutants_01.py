@@ -3,8 +3,8 @@ stub docstrings and the lesson), each planted in the reference rules and graded:
 not come out done. Correct solutions written differently must come out done."""
 import pytest
 
-from kit import assert_done, assert_stubs_all_todo, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
+from kit import assert_stubs_all_todo, learner_source
+from mutation import Mutant, assert_caught, assert_correct_is_done
 
 KATA = "01_elementwise_rules"
 FILE = "rules.py"
@@ -84,7 +84,7 @@ def test_the_shipped_stubs_are_all_to_dos(checkout):
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=str)
 def test_a_planted_mistake_is_caught(checkout, mutant):
-    assert_killed(plant_and_grade(checkout, KATA, FILE, mutate(SOURCE, mutant)), KATA, mutant)
+    assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
 # Correct, and written differently from reference/rules.py: gradients for every input whatever
@@ -218,4 +218,4 @@ VARIANTS = {"derivatives from formulas": DERIVATIVES_FROM_FORMULAS, "with where"
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_correct_is_done(checkout, KATA, FILE, VARIANTS[name])

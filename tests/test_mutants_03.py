@@ -4,8 +4,8 @@ correct Kahn's algorithm, and graded: the kata must not come out done. Correct s
 written differently must come out done."""
 import pytest
 
-from kit import RECURSIVE_TOPOSORT, assert_done, assert_stubs_all_todo, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
+from kit import RECURSIVE_TOPOSORT, assert_stubs_all_todo, learner_source
+from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_plugin import KAHN
 
 KATA = "03_toposort"
@@ -105,7 +105,7 @@ def test_the_shipped_stubs_are_all_to_dos(checkout):
 
 @pytest.mark.parametrize("base, mutant", PLANTS, ids=[str(m) for _, m in PLANTS])
 def test_a_planted_mistake_is_caught(checkout, base, mutant):
-    assert_killed(plant_and_grade(checkout, KATA, FILE, mutate(base, mutant)), KATA, mutant)
+    assert_caught(checkout, KATA, FILE, base, mutant)
 
 
 # Correct, and written differently: a depth-first search that keeps "entered" and "finished"
@@ -137,4 +137,4 @@ VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_correct_is_done(checkout, KATA, FILE, VARIANTS[name])

@@ -3,8 +3,8 @@
 not come out done. Correct solutions written differently must come out done."""
 import pytest
 
-from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
+from kit import learner_source
+from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_kata_05 import ALTERNATIVE
 
 KATA = "05_seeding"
@@ -87,7 +87,7 @@ MUTANTS = [
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=str)
 def test_a_planted_mistake_is_caught(checkout, mutant):
-    assert_killed(plant_and_grade(checkout, KATA, FILE, mutate(SOURCE, mutant)), KATA, mutant)
+    assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
 # Correct, and written differently: the checks as separate passes over the outputs (all seeds
@@ -127,4 +127,4 @@ VARIANTS = {"indexing, None seeds (test_kata_05)": ALTERNATIVE, "in passes": IN_
 
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_correct_solution_written_differently_is_done(checkout, name):
-    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, VARIANTS[name]), KATA)
+    assert_correct_is_done(checkout, KATA, FILE, VARIANTS[name])

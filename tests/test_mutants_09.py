@@ -4,8 +4,8 @@ learner writes it; each must leave the kata not done. Correct solutions written 
 must come out done."""
 import pytest
 
-from kit import assert_done, learner_source
-from mutation import Mutant, assert_killed, mutate, plant_and_grade, plant_and_grade_in_full
+from kit import learner_source
+from mutation import Mutant, assert_caught, assert_correct_is_done
 
 KATA = "09_higher_order"
 FILE = "higher_order.py"
@@ -185,9 +185,7 @@ MUTANTS = [
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=str)
 def test_a_planted_mistake_is_not_done(checkout, mutant):
-    source = mutate(SOURCE, mutant)
-    compile(source, FILE, "exec")  # a mutant is a mistake in working code, not a syntax error
-    assert_killed(plant_and_grade(checkout, KATA, FILE, source), KATA, mutant)
+    assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
 # The reference as a learner writes it and ALTERNATIVE are graded in test_kata_09.py.
@@ -196,4 +194,4 @@ CORRECT = {"rows of eye": ROWS}
 
 @pytest.mark.parametrize("name", CORRECT)
 def test_a_correct_variant_is_done(checkout, name):
-    assert_done(plant_and_grade_in_full(checkout, KATA, FILE, CORRECT[name]), KATA)
+    assert_correct_is_done(checkout, KATA, FILE, CORRECT[name])
