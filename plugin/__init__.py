@@ -11,6 +11,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
     results.py     per-kata bookkeeping from test reports
     speed.py       learner vs reference timing, growth-class checks
     collector.py   Python's cycle collector rests while a kata test runs (big graphs, fair limits)
+    examples.py    a failing random case costs its own time, not pytest's traceback of it
     table.py       the table at the end of a run
     grading.py     the pytest hooks
     options.py     command-line options
@@ -58,13 +59,14 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import collector, interrupts, patches, runaway
+    from . import collector, examples, interrupts, patches, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .run_checks import RunChecks
     from .manifest import use_root
     from .once import ignore_benchmark_warnings
 
+    _rewrite_only_our_asserts(config)
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     runaway.forget()
@@ -76,10 +78,27 @@ def pytest_configure(config):
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
     config.pluginmanager.register(collector, "autograd-katas-collector")
+    config.pluginmanager.register(examples, "autograd-katas-examples")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     interrupts.install()
     ignore_benchmark_warnings(config)
     _load_hypothesis_profile(config)
+
+
+def _rewrite_only_our_asserts(config):
+    """pytest rewrites the asserts of every module of each installed package that registers a
+    pytest plugin: hypothesis's 90 modules (imported next, for its profile), pytest-xdist's,
+    pytest-benchmark's. Their asserts are not what a learner reads, and where no bytecode is
+    written (PYTHONDONTWRITEBYTECODE, a read-only site-packages) that is each module parsed and
+    compiled again at every run: half a second of each kata's feedback. The kata test files
+    and this plugin stay rewritten."""
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if not isinstance(marked, set):
+        return
+    ours = __name__.partition(".")[0]
+    marked.difference_update({name for name in marked if name.partition(".")[0] != ours})
+    getattr(hook, "_marked_for_rewrite_cache", {}).clear()
 
 
 def pytest_unconfigure(config):
