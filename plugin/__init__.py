@@ -38,7 +38,8 @@ reset.py and scoreboard.py only keep `python -m plugin.NAME` working. For the ki
 import pytest
 
 from .assembly import assemble  # noqa: F401
-from .fixtures import _kata_engine, ag, growth, oracle, solution, speed  # noqa: F401
+# (the oracle fixture under another name: importing plugin.oracle, the module, sets `oracle` here)
+from .fixtures import _kata_engine, ag, growth, oracle_fixture, solution, speed  # noqa: F401
 from .options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
@@ -74,7 +75,7 @@ def pytest_configure(config):
     pieces.restore_reference()
     apply_cuda_option(config)
     check_report_path(config)
-    config.pluginmanager.register(RunChecks(), "autograd-katas-run-checks")
+    config.pluginmanager.register(RunChecks(runs_tests=not _xdist_controller(config)), "autograd-katas-run-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
     config.pluginmanager.register(collector, "autograd-katas-collector")
@@ -82,7 +83,13 @@ def pytest_configure(config):
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     interrupts.install()
     ignore_benchmark_warnings(config)
-    _load_hypothesis_profile(config)
+    if not _xdist_controller(config):  # it runs no test: hypothesis (0.5 s) only in workers
+        _load_hypothesis_profile(config)
+
+
+def _xdist_controller(config):
+    """Whether this process is pytest-xdist's controller: it hands the tests to its workers."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def _rewrite_only_our_asserts(config):
