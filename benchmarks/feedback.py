@@ -2,18 +2,32 @@
 
     python -m benchmarks.feedback stability --kata 3 --runs 5   # the same piece graded 5 times
     python -m benchmarks.feedback stability --kata 3 --busy 2   # ... with 2 CPU burners beside it
-    python -m benchmarks.feedback time --kata 1 --kata 3        # wall time of `pytest --kata N`
+    python -m benchmarks.feedback time --kata 1 --kata 3        # `pytest --kata N`, in 3 states
+    python -m benchmarks.feedback time --kata 2 --state "in progress" --mutant 4
+    python -m benchmarks.feedback whole                         # every kata: serial and -n 2
 
 Each run works in a fresh copy of the katas (a learner's clone) in a temporary folder, with
-the reference's own piece planted as the learner's file (a finished kata), or the shipped
-stub (`--stub`, a kata not started). `stability` grades the kata `--runs` times from an empty
-cache (every run times the piece again) and prints each speed ratio, their median and the
-largest deviation from it (SPEC: within +-15% on an idle machine), and whether any growth
-verdict failed (it never may on the reference's own code). `time` prints the wall time of
-`pytest --kata N`, the first run (everything timed) and a second one (the verdicts
-remembered), as `python -m plugin.watch` gives them after each save.
+the kata "done" (the reference's own piece planted as the learner's file), "not started"
+(the shipped stub; `--stub` for that state alone) or "in progress" (the reference's piece
+with a mutant of the kata's mutation suite planted, tests/test_mutants_NN.py: a one-line
+mistake; `--mutant I` picks which, default the first). `stability` grades the kata `--runs`
+times from an empty cache (every run times the piece again) and prints each speed ratio,
+their median and the largest deviation from it (SPEC: within +-15% on an idle machine), and
+whether any growth verdict failed (it never may on the reference's own code). `time` prints
+the wall time and the CPU time (user + system, pytest and its children) of `pytest --kata N`,
+the first run (everything timed) and a second one (the verdicts remembered), as
+`python -m plugin.watch` gives them after each save; SPEC: within 5 s wall on 2 cores.
+`whole` prints the same for a whole run (`pytest`, every kata) on a clone with every kata not
+started, then every kata done, serial and with `-n 2` (`-n W` to add worker counts), each
+twice.
 
-Run from the repository root, on an idle machine for figures worth quoting.
+Run from the repository root, on an idle machine for figures worth quoting. Figures of
+2026-11-25, on the shared 2-core machine with other developers' jobs running (load 3 to 4,
+so wall times were about twice the CPU times; the lead will replace them with idle figures),
+CPU time of the first / second run: not started 1.4-2.6 s; in progress 1.2-4.0 s (kata 02,
+60 failures: 4.0 / 3.9 s, from 7.6 / 7.6 s before the changes of issue 15's section 4);
+done 1.3-4.0 s (kata 01: 3.2 / 2.5 s, from 5.2 / 4.5 s). The table per kata and state is in
+the README's Performance section.
 """
 import argparse
 import importlib
