@@ -11,6 +11,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
     results.py     per-kata bookkeeping from test reports
     speed.py       learner vs reference timing, growth-class checks
     collector.py   Python's cycle collector rests while a kata test runs (big graphs, fair limits)
+    examples.py    a failing random case costs its own time, not pytest's traceback of it
     table.py       the table at the end of a run
     grading.py     the pytest hooks
     options.py     command-line options
@@ -37,7 +38,8 @@ reset.py and scoreboard.py only keep `python -m plugin.NAME` working. For the ki
 import pytest
 
 from .assembly import assemble  # noqa: F401
-from .fixtures import _kata_engine, ag, growth, oracle, solution, speed  # noqa: F401
+# (the oracle fixture under another name: importing plugin.oracle, the module, sets `oracle` here)
+from .fixtures import _kata_engine, ag, growth, oracle_fixture, solution, speed  # noqa: F401
 from .options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
@@ -58,13 +60,14 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import collector, interrupts, patches, runaway
+    from . import collector, examples, interrupts, patches, runaway
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .run_checks import RunChecks
     from .manifest import use_root
     from .once import ignore_benchmark_warnings
 
+    _rewrite_only_our_asserts(config)
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     runaway.forget()
@@ -72,14 +75,37 @@ def pytest_configure(config):
     pieces.restore_reference()
     apply_cuda_option(config)
     check_report_path(config)
-    config.pluginmanager.register(RunChecks(), "autograd-katas-run-checks")
+    config.pluginmanager.register(RunChecks(runs_tests=not _xdist_controller(config)), "autograd-katas-run-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
     config.pluginmanager.register(runaway, "autograd-katas-runaway")
     config.pluginmanager.register(collector, "autograd-katas-collector")
+    config.pluginmanager.register(examples, "autograd-katas-examples")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     interrupts.install()
     ignore_benchmark_warnings(config)
-    _load_hypothesis_profile(config)
+    if not _xdist_controller(config):  # it runs no test: hypothesis (0.5 s) only in workers
+        _load_hypothesis_profile(config)
+
+
+def _xdist_controller(config):
+    """Whether this process is pytest-xdist's controller: it hands the tests to its workers."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
+def _rewrite_only_our_asserts(config):
+    """pytest rewrites the asserts of every module of each installed package that registers a
+    pytest plugin: hypothesis's 90 modules (imported next, for its profile), pytest-xdist's,
+    pytest-benchmark's. Their asserts are not what a learner reads, and where no bytecode is
+    written (PYTHONDONTWRITEBYTECODE, a read-only site-packages) that is each module parsed and
+    compiled again at every run: half a second of each kata's feedback. The kata test files
+    and this plugin stay rewritten."""
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if not isinstance(marked, set):
+        return
+    ours = __name__.partition(".")[0]
+    marked.difference_update({name for name in marked if name.partition(".")[0] != ours})
+    getattr(hook, "_marked_for_rewrite_cache", {}).clear()
 
 
 def pytest_unconfigure(config):

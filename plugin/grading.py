@@ -3,6 +3,8 @@
 Each hook has one job: tag items with their kata, pick the katas to run, run each test on
 the right pieces, turn stubs into to-dos, collect results, print the table.
 """
+import functools
+
 import pytest
 
 from . import integrity, interrupts, learner_output, once, outcomes, patches, runaway
@@ -16,6 +18,18 @@ from .speed import SPEED_KEY
 from .table import write_table
 
 KATA_KEY = pytest.StashKey()
+
+
+def _failure_key(item):
+    """Where a failure sorts in the summary (as _shorten_failures sorts a kata's failures)."""
+    return (item.location[0], item.location[1] or 0)
+
+
+def _quick_repr_failure(item, excinfo):
+    """Python's own traceback of a failure that will be shown in one line: the same crash
+    line (the one line, and the JSON report's message, come from it) without pytest's
+    source parsing."""
+    return item._repr_failure_py(excinfo, style="native")
 HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
 
@@ -35,6 +49,7 @@ class Grading:
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
         self.run_flags = []
+        self.first_failures = {}  # slug -> the (file, line) of its first failure in file order so far
 
     # --- collection ----------------------------------------------------------------------
 
@@ -151,9 +166,19 @@ class Grading:
             # is the piece, and the shrunk example is already in the failure.
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
         at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
-        report = yield
+        quick = kata is not None and not at_stub and self._shown_in_one_line(item, kata, call)
+        if quick:
+            item.repr_failure = functools.partial(_quick_repr_failure, item)
+        try:
+            report = yield
+        finally:
+            if quick:
+                del item.repr_failure
         if kata is None:
             return report
+        if report.failed and call.when == "call":
+            first = self.first_failures.get(kata.slug)
+            self.first_failures[kata.slug] = min(first, _failure_key(item)) if first else _failure_key(item)
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
         learner_output.cut_sections(report)
@@ -192,6 +217,19 @@ class Grading:
             if hint:
                 report.sections.append((once.HINT_SECTION, hint))
         return report
+
+    def _shown_in_one_line(self, item, kata, call):
+        """Whether this failing test's traceback will be replaced by its one line at the end
+        (see _shorten_failures): a failure of the same kata earlier in file order (or of a
+        variant of the same test that ran before it) is shown in full instead. Known here, before pytest builds the traceback: pytest's long form
+        parses the source file of each frame again, some 15-25 ms a failure, and a kata in
+        progress can fail 60 tests."""
+        if call.when != "call" or call.excinfo is None or call.excinfo.errisinstance(pytest.skip.Exception):
+            return False
+        if self.config.getoption("verbose") > 0 or self.config.getoption("tbstyle", "auto") != "auto":
+            return False
+        first = self.first_failures.get(kata.slug)
+        return first is not None and first <= _failure_key(item)
 
     def pytest_report_teststatus(self, report, config):
         if getattr(report, "kata_todo", False):

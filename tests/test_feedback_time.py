@@ -1,0 +1,133 @@
+"""One kata's feedback within five seconds (issue 15, section 4): what keeps a run short,
+checked as behaviour, never as a time (the figures are benchmarks/feedback.py's).
+
+Each check runs pytest in a subprocess with a probe plugin beside the kit's: in-process, the
+modules and the collector's state would be the outer run's."""
+import json
+
+from kit import write_learner_file
+from mutation import mutate
+from test_mutants_01 import FILE, MUTANTS, SOURCE
+
+KATA = "01_elementwise_rules"
+
+PROBE = '''
+import gc
+import json
+import sys
+
+import pytest
+
+seen = {"freeze_counts": [], "items_seen_by_hypothesis": [], "failures": []}
+
+
+def _watch_hypothesis():  # (in a process that runs tests: the probe imports nothing else)
+    import hypothesis.core as core
+
+    if hasattr(core.format_exception, "probed"):
+        return
+    original = core.format_exception
+
+    def format_exception(err, tb):
+        from hypothesis.internal.escalation import current_pytest_item
+
+        seen["items_seen_by_hypothesis"].append(current_pytest_item.value is not None)
+        return original(err, tb)
+
+    format_exception.probed = True
+    core.format_exception = format_exception
+
+
+def _imported():
+    return sorted(name for name in ("torch", "hypothesis") if name in sys.modules)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    seen["imported_at_start"] = _imported()
+
+
+def pytest_runtest_setup(item):
+    _watch_hypothesis()
+    seen["freeze_counts"].append(gc.get_freeze_count())
+
+
+def pytest_runtest_logreport(report):
+    if report.failed and report.when == "call":
+        chain = getattr(report.longrepr, "chain", None)
+        entries = (chain[0][0] if chain else report.longrepr.reprtraceback).reprentries
+        seen["failures"].append([report.nodeid, type(entries[0]).__name__,
+                                 report.longrepr.reprcrash.message.splitlines()[0]])
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller reports
+        return
+    loader = type(getattr(sys.modules.get("hypothesis.core"), "__loader__", None)).__name__
+    seen["hypothesis_loader"] = loader
+    seen["imported"] = _imported()
+    with open("probe.json", "w") as f:
+        json.dump(seen, f)
+'''
+
+
+def probed_run(checkout, *args):
+    checkout.makepyfile(probe=PROBE)
+    result = checkout.runpytest_subprocess("-p", "probe", "-p", "no:randomly", *args)
+    return result, json.loads((checkout.path / "probe.json").read_text())
+
+
+def test_hypothesis_asserts_are_not_rewritten(checkout):
+    # pytest would rewrite (parse and compile) all of hypothesis's modules at every run
+    # where no bytecode is written; the kata test files stay rewritten.
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "test_add")
+    assert seen["hypothesis_loader"] != "AssertionRewritingHook", seen
+    assert seen["hypothesis_loader"] != "NoneType", seen  # the probe saw hypothesis
+
+
+def test_what_was_collected_is_frozen_out_of_the_collectors_sight(checkout):
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "test_add or test_sub")
+    assert seen["freeze_counts"] and all(count > 10_000 for count in seen["freeze_counts"]), seen
+
+
+def test_a_failing_case_is_not_formatted_by_pytest_while_shrinking(checkout):
+    mutant = next(m for m in MUTANTS if m.name == "forgets the chain rule in mul")
+    write_learner_file(checkout, KATA, FILE, mutate(SOURCE, mutant))
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "test_mul")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*a * b*", "*Falsifying example*"])  # the shrunk case, shown
+    # hypothesis kept a traceback of each failing case it tried, none through pytest's item
+    assert seen["items_seen_by_hypothesis"] and not any(seen["items_seen_by_hypothesis"]), seen
+
+
+def test_only_the_failure_shown_in_full_gets_pytests_long_traceback(checkout):
+    # A mistake in mul fails several tests; all but the first (in file order) are shown in
+    # one line, so pytest's long traceback (its source parsing) is built for that one only.
+    mutant = next(m for m in MUTANTS if m.name == "forgets the chain rule in mul")
+    write_learner_file(checkout, KATA, FILE, mutate(SOURCE, mutant))
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "not speed")
+    failures = seen["failures"]
+    assert len(failures) >= 3, failures
+    assert failures[0][1] == "ReprEntry", failures  # the first, in full
+    assert {kind for _, kind, _ in failures[1:]} == {"ReprEntryNative"}, failures
+    result.stdout.fnmatch_lines(["*test_mul*", "*def test_mul*"])
+    shown_in_one_line = [line for line in result.outlines if line.startswith("(shown in one line")]
+    assert len(shown_in_one_line) == len(failures) - 1
+
+    verbose, seen_verbose = probed_run(checkout, "--kata", "1", "-k", "not speed", "-v")
+    assert {kind for _, kind, _ in seen_verbose["failures"]} == {"ReprEntry"}, seen_verbose
+    # the same failures, with the same crash lines (the one lines and the report's messages)
+    assert [[n, m] for n, _, m in seen_verbose["failures"]] == [[n, m] for n, _, m in failures]
+
+
+def test_the_xdist_controller_imports_neither_torch_nor_hypothesis(checkout):
+    # It runs no test, and starts its workers once configured: each of them imports both
+    # (a second or so each), the controller need not before them.
+    result, seen = probed_run(checkout, "-n", "2", "--kata", "1", "-k", "test_add or test_sub",
+                              "--kata-report", "report.json")
+    result.stdout.fnmatch_lines(["*2 workers*", "*2 todo in*"])  # the workers ran both
+    assert seen["imported_at_start"] == [], seen  # the workers start without waiting for them
+    # (hypothesis's own plugin imports hypothesis for its summary, after the tests)
+    assert "torch" not in seen["imported"], seen
+    environment = json.loads((checkout.path / "report.json").read_text())["environment"]
+    assert environment["torch"], environment  # the report still names torch's version
