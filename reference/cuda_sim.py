@@ -215,6 +215,7 @@ class DeviceArray:
     nbytes = property(lambda self: self._array.nbytes)
     itemsize = property(lambda self: self._array.itemsize)
     strides = property(lambda self: self._array.strides)
+    flags = property(lambda self: self._array.flags)
     T = property(lambda self: DeviceArray(self._array.T, self.device))
     base = property(lambda self: None)
 

@@ -378,7 +378,8 @@ def sign(x):
 
 
 def clone(x):
-    out, ctx = record(CloneBackward0, x._data.copy(), (x,))
+    # order="K": the copy keeps x's layout (a transposed x gives transposed data), as torch's
+    out, ctx = record(CloneBackward0, x._data.copy(order="K"), (x,))
     return out
 
 
@@ -468,6 +469,9 @@ def mean(x, dim=None, keepdim=False):
     # The sum, then one division: what np.mean does, without its Python-level overhead.
     if x._data.dtype == np.float16:  # summed in float32, as np.mean and torch do
         data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=np.float32) / count).astype(np.float16)
+    elif count == 0:  # the mean of nothing: nan, silently as in torch (numpy would warn)
+        with np.errstate(invalid="ignore"):
+            data = x._data.sum(axis=dims, keepdims=keepdim) / count
     else:
         data = x._data.sum(axis=dims, keepdims=keepdim) / count
     return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
@@ -506,6 +510,8 @@ def max(x, dim=None, keepdim=False):
             ctx.save_for_backward(x, out)
         return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
+    if x._data.shape[axis] == 0:
+        raise IndexError(f"max(): Expected reduction dim {axis} to have non-zero size.")
     indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
     values = np.take_along_axis(x._data, indices, axis)
     if not keepdim:
@@ -528,16 +534,83 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+# reshape has three outcomes in torch, after the data's layout: a view of contiguous data
+# (ViewBackward0), a view of strided data (ReshapeAliasBackward0), or, where no view can
+# give the shape (x.T.reshape(-1)), a contiguous copy (CloneBackward0) reshaped without a
+# view relation (UnsafeViewBackward0). All are undone by the same rule.
 ViewBackward0 = NodeKind("ViewBackward0", "reshape_backward")
+ReshapeAliasBackward0 = NodeKind("ReshapeAliasBackward0", "reshape_backward")
+UnsafeViewBackward0 = NodeKind("UnsafeViewBackward0", "reshape_backward")
 TransposeBackward0 = NodeKind("TransposeBackward0", "transpose_backward")
 PermuteBackward0 = NodeKind("PermuteBackward0", "transpose_backward")  # x.T
 ExpandBackward0 = NodeKind("ExpandBackward0", "expand_backward")
 
 
 def reshape(x, shape):
-    data = x._data.reshape(_shape_arg(shape))
+    data = _reshaped(x._data, _shape_arg(shape))
+    if x._data.flags.c_contiguous:
+        out, ctx = record(ViewBackward0, data, (x,))
+        return _view_of(out, x)
+    if _shares_data(data, x._data):
+        out, ctx = record(ReshapeAliasBackward0, data, (x,))
+        return _view_of(out, x)
+    # numpy copied (in C order, as torch's clone): the copy in x's shape, then that shape
+    # changed. The result is no view of x: an in-place change of one leaves the other alone.
+    copied, ctx = record(CloneBackward0, data.reshape(x._data.shape), (x,))
+    out, ctx = record(UnsafeViewBackward0, data, (copied,))
+    return out
+
+
+def view(x, shape):
+    """reshape that never copies: torch's error where the data's layout allows no view."""
+    data = _reshaped(x._data, _shape_arg(shape))
+    if not x._data.flags.c_contiguous and not _shares_data(data, x._data):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
     out, ctx = record(ViewBackward0, data, (x,))
     return _view_of(out, x)
+
+
+def _shares_data(data, original):
+    # numpy's reshape copies exactly where torch's does (a view needs no copy); an empty
+    # array has no memory to share, and torch counts its reshape a view.
+    return data.size == 0 or np.may_share_memory(data, original)
+
+
+def _reshaped(data, shape):
+    """numpy's reshape, with torch's errors: numpy takes any negative size for -1."""
+    if shape and min(shape) < -1:
+        _check_shape(shape, data.size)
+    try:
+        return data.reshape(shape)
+    except ValueError:
+        _check_shape(shape, data.size)
+        raise
+
+
+def _check_shape(shape, numel):
+    """torch's error for a shape that does not fit numel elements (as torch's infer_size)."""
+    size, inferred = 1, None
+    for index, n in enumerate(shape):
+        if n == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = index
+        elif n >= 0:
+            size *= n
+        else:
+            listed = ", ".join(map(str, shape))
+            raise RuntimeError(f"invalid shape dimension {n} at index {index} of shape [{listed}]")
+    listed = ", ".join(map(str, shape))
+    if numel != size and not (inferred is not None and size > 0 and numel % size == 0):
+        raise RuntimeError(f"shape '[{listed}]' is invalid for input of size {numel}")
+    if inferred is not None and size == 0:
+        raise RuntimeError(
+            f"cannot reshape tensor of 0 elements into shape [{listed}] because the "
+            "unspecified dimension size -1 can be any value and is ambiguous"
+        )
 
 
 def transpose(x, dim0, dim1):
@@ -719,9 +792,16 @@ SoftmaxBackward0 = NodeKind("SoftmaxBackward0", "softmax_backward")
 LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
 
 
+def _c_order(data):
+    # torch's softmax works on (and gives) contiguous data: a later reshape of its result
+    # is then a view, also when x was transposed
+    return data if data.flags.c_contiguous else data.copy()
+
+
 def softmax(x, dim):
     not_for("biu", "softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
+    data = _c_order(x._data)
+    shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     e = np.exp(shifted)
     out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
     if ctx:
@@ -732,7 +812,8 @@ def softmax(x, dim):
 
 def log_softmax(x, dim):
     not_for("biu", "log_softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
+    data = _c_order(x._data)
+    shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out, ctx = record(LogSoftmaxBackward0, data, (x,))
     if ctx:

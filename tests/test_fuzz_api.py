@@ -118,6 +118,23 @@ REGRESSIONS = {
     "softmax of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].softmax(0)", "u = x[1:].log_softmax(1)"],
     "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
                                                "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
+    "reshape copies where no view fits, and the copy is no view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "t = x.T.reshape(-1)",
+        "u = x[:, 1:].reshape(2, 2)", "t.add_(1)", "(t * u.sum()).sum().backward()"],
+    "reshape of a copy without grad does not write through": [
+        "x = lib.tensor([[1., 2.], [3., 4.]])", "t = x.T.reshape(-1)", "t.add_(1)", "x.mul_(2)"],
+    "reshape of strided data that fits a view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "a = x[:, 0].reshape(-1)",
+        "b = x.T.reshape(3, 1, 2)", "c = x.reshape(-1, 6)", "(a.sum() + b.sum()).backward()"],
+    "view of data that fits no view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "a = x.T.view(-1)", "b = x.T.view(3, 1, 2)",
+        "c = x.view(4)", "d = x.view(-1, -1)", "e = x.reshape(2, -3)", "f = x[1:, :0].reshape(0, -1)"],
+    "a clone and a softmax keep torch's layout for a later reshape": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "a = x.T.clone().reshape(-1)",
+        "b = x.T.softmax(0).reshape(-1)", "c = x.T.log_softmax(1).reshape(-1)"],
+    "max(dim) over an empty dimension": [
+        "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
+        "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
 }
 
 
