@@ -132,6 +132,16 @@ REGRESSIONS = {
     "a clone and a softmax keep torch's layout for a later reshape": [
         "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "a = x.T.clone().reshape(-1)",
         "b = x.T.softmax(0).reshape(-1)", "c = x.T.log_softmax(1).reshape(-1)"],
+    "backward(inputs=[y]) runs y's node: its graph freed": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "y = x.exp()", "y.sum().backward()",
+        "y.backward(lib.ones_like(y), inputs=[y])"],
+    "backward(inputs=[y]) runs y's node: a saved tensor changed in place": [
+        "t1 = lib.tensor([1., 2.], requires_grad=True)", "t3 = t1.exp()", "with lib.no_grad():\n    t3.add_(2)",
+        "lib.autograd.backward(t3, grad_tensors=lib.ones_like(t3), create_graph=True, inputs=[t3])"],
+    "backward(inputs=[h]) runs h's node and frees it; autograd.grad does not": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "h = x.exp()", "y = (h + 1).sum()",
+        "g1, = lib.autograd.grad(y, [h])", "h.sum().backward(retain_graph=True)", "y.backward(inputs=[h])",
+        "h.sum().backward()"],
     "max(dim) over an empty dimension": [
         "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
         "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
