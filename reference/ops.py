@@ -125,13 +125,30 @@ def binary(ufunc, a, b, integers_to_float=False):
     if b_data.dtype != dtype:
         b_data = b_data.astype(dtype)
     try:
-        return ufunc(a_data, b_data)
+        result = ufunc(a_data, b_data)
     except ValueError:
         try:
             np.broadcast_shapes(a_data.shape, b_data.shape)
         except ValueError:
             raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
         raise  # not the shapes (arrays on two GPUs, say): the array library's own error
+    if result.ndim > 1 and not a_data.flags.c_contiguous and a_data.shape == result.shape:
+        return _laid_out_like(result, a_data)
+    return result
+
+
+def _laid_out_like(result, first):
+    """`result` in the layout of `first`, the first operand (a transposed x in x.T + y).
+
+    torch lays an elementwise result out as its first operand that tells an order of the
+    dimensions; numpy takes C order where two operands disagree. A later reshape shows the
+    difference (a view or a copy), so the result is copied where numpy's layout differs.
+    """
+    laid_out = np.empty_like(first, dtype=result.dtype)
+    if laid_out.strides == result.strides:
+        return result
+    laid_out[...] = result
+    return laid_out
 
 
 def broadcast_error(a, b):
@@ -402,6 +419,8 @@ def where(condition, a, b):
     # With the mask fixed, where is a binary operation of a and b: torch's dtype promotion
     # comes from binary() as for + and *.
     data = binary(lambda a_data, b_data: np.where(condition._data, a_data, b_data), a, b)
+    if data.ndim > 1 and condition._data.shape == data.shape:  # torch's first operand: the condition
+        data = _laid_out_like(data, condition._data)
     out, ctx = record(WhereBackward0, data, (a, b))
     if ctx:
         ctx.condition = condition
@@ -799,6 +818,9 @@ def _c_order(data):
 
 
 def softmax(x, dim):
+    normalize_dims(dim, x._data.ndim)  # torch's IndexError for a dim out of range
+    if x._data.size == 0 and x._data.dtype.kind in "biu":
+        return Tensor(x._data.copy(), device=x._device)  # torch needs no kernel for nothing
     not_for("biu", "softmax_lastdim_kernel_impl", x)
     data = _c_order(x._data)
     shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
@@ -811,6 +833,9 @@ def softmax(x, dim):
 
 
 def log_softmax(x, dim):
+    normalize_dims(dim, x._data.ndim)  # torch's IndexError for a dim out of range
+    if x._data.size == 0 and x._data.dtype.kind in "biu":
+        return Tensor(x._data.copy(), device=x._device)  # torch needs no kernel for nothing
     not_for("biu", "log_softmax_lastdim_kernel_impl", x)
     data = _c_order(x._data)
     shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max

@@ -142,6 +142,19 @@ REGRESSIONS = {
         "x = lib.tensor([1., 2.], requires_grad=True)", "h = x.exp()", "y = (h + 1).sum()",
         "g1, = lib.autograd.grad(y, [h])", "h.sum().backward(retain_graph=True)", "y.backward(inputs=[h])",
         "h.sum().backward()"],
+    "an elementwise result is laid out as its first operand, as a later reshape shows": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "y = lib.ones(3, 2)",
+        "a = (x.T + y).reshape(-1)", "b = (y * x.T).reshape(-1)", "c = (x[:, 1:] - y[1:]).reshape(-1)",
+        "d = lib.where(x.T > 2, y, x.T).reshape(-1)", "e = lib.where(y > 2, x.T, y).reshape(-1)"],
+    "a move keeps the layout": [  # (code, torch's code on the CPU, torch's devices), as the fuzzer runs it
+        ("x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True, device='cuda')",
+         "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", {"x": "cuda:0"}),
+        ("a = x.T.to('cuda:1').reshape(-1)", "a = x.T.to('cpu', copy=True).reshape(-1)", {"a": "cuda:1"}),
+        ("b = x.T.cpu().reshape(-1)", "b = x.T.to('cpu', copy=True).reshape(-1)", {"b": "cpu"}),
+        ("c = x.T.to('cuda:1', lib.float64).reshape(-1)", "c = x.T.to('cpu', lib.float64, copy=True).reshape(-1)",
+         {"c": "cuda:1"})],
+    "softmax of an empty integer tensor, and a dim out of range": [
+        "x = lib.tensor([1, 2])", "t = x[2:].softmax(0)", "u = x[2:].log_softmax(-1)", "v = x.float().softmax(1)"],
     "max(dim) over an empty dimension": [
         "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
         "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
@@ -151,7 +164,7 @@ REGRESSIONS = {
 @pytest.mark.parametrize("name", list(REGRESSIONS))
 def test_a_divergence_found_once_stays_fixed(name):
     theirs, mine = Engine(torch, symbolic_devices=True), Engine(reference, symbolic_devices=False)
-    program = Program(Step(line) for line in REGRESSIONS[name])
+    program = Program(Step(*line) if isinstance(line, tuple) else Step(line) for line in REGRESSIONS[name])
     for step in program:
         found = differences(theirs.run(step), mine.run(step)) + differences(theirs.observe(), mine.observe())
         assert not found, f"{name}:\n{program}\n" + "\n".join(found)
