@@ -53,6 +53,12 @@ HOOKS = ["lambda g: g * 2", "lambda g: None", "lambda g: g + 1"]
 KNOWN_NAMES = {
     ("RsubBackward1", "SubBackward0"),  # 2 - x
     ("MulBackward0", "DivBackward0"),  # 2 / x: torch records a reciprocal, then a mul
+    # matmul is one node named after its kernel; torch chains several for a vector @ a matrix
+    # and for batches, and names the result after the last
+    ("SqueezeBackward4", "BmmBackward0"),
+    ("UnsafeViewBackward0", "BmmBackward0"),
+    ("CloneBackward0", "BmmBackward0"),
+    ("TransposeBackward0", "BmmBackward0"),
 }
 
 
@@ -239,6 +245,7 @@ class Builder:
         self._draw = None
         self.used = set()  # tensors already an operand: a view of them may exist
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
+        self.aliases = {}  # tensor -> the set of tensors that may share its data (itself included)
         self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
 
     def steps(self):
@@ -339,6 +346,7 @@ class Builder:
         self.used.update(tensor_names)
         if view:
             self.viewed.update([name, *tensor_names])
+            self.alias(name, *tensor_names)
         devices = {self.device(n) for n in tensor_names}
         scalars_on_cpu = [n for n in tensor_names if self.device(n) == "cpu" and self.engine.names[n].ndim == 0]
         if len(devices) > 1 and scalars_on_cpu:
@@ -350,6 +358,11 @@ class Builder:
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         device = devices.pop() if devices else "cpu"
         return Step(code, devices={n.strip(): device for n in outputs.split(",")})
+
+    def alias(self, *names):
+        group = set(names).union(*(self.aliases.get(n, ()) for n in names))
+        for n in group:
+            self.aliases[n] = group
 
     def binary(self):
         if not self.tensors():
@@ -363,6 +376,8 @@ class Builder:
             op = "*"
         if op == "**" and left in ("True", "False"):
             left = "2"  # torch's own bug: True ** x under create_graph fails an internal assert
+        if op == "**" and right == "False":
+            right = "0"  # torch's pow backward takes x ** False for False * x ** -1: nan at 0 (README)
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
             if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)
@@ -449,6 +464,9 @@ class Builder:
         self.used.add(x)
         dtype = ", lib.float64" if "float64" in call else ""
         copy = ", copy=True" if target != self.device(x) else ""
+        if not copy and (not dtype or self.engine.names[x].dtype == torch.float64):  # x itself
+            self.viewed.update([name, x])
+            self.alias(name, x)
         return Step(f"{name} = {x}.{call}", f'{name} = {x}.to("cpu"{dtype}{copy})', {name: target})
 
     # autograd
@@ -505,7 +523,8 @@ class Builder:
         x = self.pick(self.tensors())
         other, other_tensor = self.operand(like=x)
         grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
-        if x in self.viewed and grads:
+        if x in self.viewed and (grads or any(self.engine.names[n].requires_grad for n in self.aliases.get(x, ())
+                                              if isinstance(self.engine.names.get(n), torch.Tensor))):
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
         if x in self.saved_needlessly:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
