@@ -663,7 +663,11 @@ def expand(x, sizes):
     if -1 in target:  # -1 keeps that dimension's size
         offset = len(target) - x.ndim
         target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
-    out, ctx = record(ExpandBackward0, np.broadcast_to(x._data, target), (x,))
+    if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
+        data = x._data.reshape(target)  # a view that can be written to, as torch's
+    else:  # elements repeated: numpy's broadcast view is read-only (in place: torch's error)
+        data = np.broadcast_to(x._data, target)
+    out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
 
 
@@ -918,6 +922,12 @@ def inplace(target, op, other, fill=None, ufunc=None):
         _check_sub(target, other)
     if fill is None:
         _check_cast(target, op, *operands("inplace", target, other))
+    if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
+        # an expand that repeats elements, like the gradient of a sum from autograd.grad
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
     if recording:
         if target._base is not None and target._base.is_leaf and target._base._requires_grad:
             raise RuntimeError(

@@ -531,6 +531,8 @@ class Builder:
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
+        if op == "zero_" and _repeats_elements(self.engine.names[x]):
+            return None  # torch fills an expand whose elements repeat; this engine refuses (README)
         code = f"{x}.zero_()" if op == "zero_" else f"{x} {op} {other}" if "=" in op else f"{x}.{op}({other})"
         if self.draw(st.booleans()):
             code = "with lib.no_grad():\n    " + code
@@ -576,6 +578,11 @@ class Builder:
             return Step(f"{name} = lib.device({a!r}) == lib.device({b!r})")
         # A device never equals a string that is no device (a device string: README)
         return Step(f"{name} = lib.device({a!r}) == {self.pick(['gpu', 'cuda:x', ''])!r}")
+
+
+def _repeats_elements(t):
+    """Whether elements of torch's tensor t share memory (an expand: a stride of 0)."""
+    return any(stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape))
 
 
 def _broadcasts(a, b):

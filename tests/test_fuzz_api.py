@@ -155,6 +155,13 @@ REGRESSIONS = {
          {"c": "cuda:1"})],
     "softmax of an empty integer tensor, and a dim out of range": [
         "x = lib.tensor([1, 2])", "t = x[2:].softmax(0)", "u = x[2:].log_softmax(-1)", "v = x.float().softmax(1)"],
+    "in place on an expand: allowed where no element repeats, torch's error where one does": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "s = lib.tensor(2., requires_grad=True)",
+        "g1, = lib.autograd.grad(x.sum(), [x])", "g2, = lib.autograd.grad(s.sum(), [s], create_graph=True)",
+        "g1.add_(2)", "g2.add_(2)", "y = lib.ones(3).expand(1, 3)", "y.mul_(2)"],
+    "0 ** a negative exponent: its gradient is -inf": [
+        "t1 = lib.tensor([-2., -0.5, 0., 1.], requires_grad=True)", "t2 = 0 ** t1",
+        "lib.autograd.backward(t2.sum(), create_graph=True)"],
     "max(dim) over an empty dimension": [
         "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
         "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
