@@ -506,6 +506,9 @@ class MaxResult(tuple):
 
 MaxBackward0 = NodeKind("MaxBackward0", "max_backward")  # max(dim): values and indices
 MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest element
+# max(dim) of a 0-d tensor: the element itself, whose gradient passes whole; like torch's, the
+# node saves no tensor (so x changed in place afterwards does not fail the backward)
+MaxBackward0OfScalar = NodeKind("MaxBackward0", "clone_backward")
 
 
 def max(x, dim=None, keepdim=False):
@@ -523,10 +526,7 @@ def max(x, dim=None, keepdim=False):
         return out
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
-        out, ctx = record(MaxBackward0, x._data.copy(), (x,))
-        if ctx:  # the rule of max() serves: the one element gets the whole gradient
-            ctx.dim = None
-            ctx.save_for_backward(x, out)
+        out, ctx = record(MaxBackward0OfScalar, x._data.copy(), (x,))
         return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
     if x._data.shape[axis] == 0:

@@ -110,6 +110,9 @@ REGRESSIONS = {
     "a failed in-place operation leaves its target as it was": [
         "w = lib.tensor([1.], requires_grad=True)", "t = lib.tensor(2.)", "t.add_(w)"],
     "max(dim=0) of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)", "v.backward()"],
+    "max(dim=0) of a 0-d tensor saves no x": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)",
+                                              "with lib.no_grad():\n    x.add_(2)",
+                                              "lib.autograd.backward(v, create_graph=True)"],
     "an integer arange whose step is cast to 0": ["t = lib.arange(0., 2., 0.5, dtype=lib.int64)"],
     "bool powers": ["a = lib.tensor(True) ** True", "b = True ** lib.tensor([True])", "c = lib.tensor([True]) ** 2",
                     "d = lib.tensor([[True] * 3] * 2) ** lib.tensor([True] * 6)"],
