@@ -247,6 +247,7 @@ class Builder:
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
         self.aliases = {}  # tensor -> the set of tensors that may share its data (itself included)
         self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
+        self.max_indices = set()  # max(dim)'s indices: torch saves them, this engine reads them (README)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -407,6 +408,7 @@ class Builder:
             return self.result(self.new_name(), f"{x}.{op}()", [x])
         if op == "max":
             values, indices = self.new_name(), self.new_name()
+            self.max_indices.add(indices)
             return self.result(values, f"{x}.max(dim={self.dim(x)}{keep})", [x], f"{values}, {indices}")
         if choice == 1:
             dims = sorted({self.dim(x), self.dim(x)})
@@ -497,6 +499,7 @@ class Builder:
             if self.draw(st.integers(0, 2)) == 0:
                 options.append(f"{flag}=True")
         names = [self.new_name("g") for _ in inputs]
+        self.viewed.update(names)  # a gradient may be a view of the seed (a reshape's, an expand's)
         code = f"{', '.join(names)}, = lib.autograd.grad({y}, [{', '.join(inputs)}]{''.join(', ' + o for o in options)})"
         return Step(code, devices=dict(zip(names, map(self.device, inputs))))
 
@@ -526,7 +529,7 @@ class Builder:
         if x in self.viewed and (grads or any(self.engine.names[n].requires_grad for n in self.aliases.get(x, ())
                                               if isinstance(self.engine.names.get(n), torch.Tensor))):
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
-        if x in self.saved_needlessly:
+        if x in self.saved_needlessly or x in self.max_indices:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
