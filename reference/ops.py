@@ -692,7 +692,13 @@ BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
 def _check_matmul(a, b):
     """torch's errors for matmul, in the words of its 2-D case for every case (torch words
     them after the kernel that runs: dot, mv, mm, bmm). matmul never promotes dtypes; torch
-    checks the dtypes first for two vectors, the shapes first otherwise."""
+    checks the dtypes first for two vectors, the shapes first otherwise, and before anything
+    else batch dimensions that do not broadcast (in a broadcast's words)."""
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise RuntimeError(broadcast_error(a.shape[:-2], b.shape[:-2])) from None
     if a.ndim == b.ndim == 1:
         _check_matmul_dtypes(a, b)
     rows, inner = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]

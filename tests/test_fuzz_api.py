@@ -165,6 +165,11 @@ REGRESSIONS = {
     "0 ** a negative exponent: its gradient is -inf": [
         "t1 = lib.tensor([-2., -0.5, 0., 1.], requires_grad=True)", "t2 = 0 ** t1",
         "lib.autograd.backward(t2.sum(), create_graph=True)"],
+    "ones_like and zeros_like keep the layout": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "a = lib.ones_like(x.T).view(-1)",
+        "b = lib.zeros_like(x.T, dtype=lib.float64).reshape(-1)"],
+    "matmul's batch dimensions that do not broadcast": [
+        "a = lib.ones(2, 1, 3) @ lib.ones(3, 1, 2)", "b = lib.ones(4, 2, 2, 3) @ lib.ones(3, 3, 2)"],
     "max(dim) over an empty dimension": [
         "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
         "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
