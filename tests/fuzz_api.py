@@ -377,8 +377,10 @@ class Builder:
             op = "*"
         if op == "**" and left in ("True", "False"):
             left = "2"  # torch's own bug: True ** x under create_graph fails an internal assert
-        if op == "**" and right == "False":
-            right = "0"  # torch's pow backward takes x ** False for False * x ** -1: nan at 0 (README)
+        if op == "**" and right in ("0", "False"):
+            # x ** 0 keeps a graph under create_graph (README, an xfail); torch's backward of
+            # x ** False is False * x ** -1, nan at 0 (README)
+            right = "2"
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
             if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)
