@@ -520,7 +520,8 @@ class Builder:
         x = self.pick(self.tensors())
         name = self.new_name("r")
         choices = [f"{x}.grad = None", f"{x}.grad.zero_()", f"{name} = {x}.grad"]
-        if x not in self.used:  # torch's views follow their base's requires_grad; this engine's do not (README)
+        if not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
+            # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
         return Step(self.pick(choices), devices={name: self.device(x)})
 
