@@ -63,14 +63,55 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         # As torch: a non-leaf named in inputs retains its gradient from now on (the pass
         # fills its .grad), and a tensor that does not require grad gets retain_grad's error.
         t.retain_grad()
-    with _collector_paused():
-        grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+    watch = _NodesRun([t.grad_fn for t in inputs if t.grad_fn is not None])
+    try:
+        with _collector_paused():
+            grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+    finally:
+        watch.stop()
+    _run_input_nodes(inputs, grads, watch.ran, retain_graph, create_graph)
     done = set()
     with set_grad_enabled(create_graph):
         for t, g in zip(inputs, grads):
             if g is not None and t.is_leaf and id(t) not in done:
                 done.add(id(t))  # a tensor named twice in inputs gets its gradient once, as in torch
                 active.accumulate_grad(t, g, create_graph)
+
+
+class _NodesRun:
+    """Which of `nodes` a backward pass runs: a post hook on each notes it."""
+
+    def __init__(self, nodes):
+        self.ran = set()
+        self._handles = [node.register_hook(self._noting(node)) for node in set(nodes)]
+
+    def _noting(self, node):
+        return lambda grad_inputs, grad_outputs: self.ran.add(node)
+
+    def stop(self):
+        for handle in self._handles:
+            handle.remove()
+
+
+def _run_input_nodes(inputs, grads, ran, retain_graph, create_graph):
+    """Run the grad_fn of each non-leaf input that the pass reached but did not run.
+
+    torch's backward(inputs=...) accumulates by running the inputs' nodes: a leaf's
+    AccumulateGrad, and a non-leaf's grad_fn too, whose gradients then go nowhere. The pass
+    only captured a non-leaf's gradient where nothing below it was asked for; running its
+    node now shows what torch shows: the error of a freed graph (y.backward(inputs=[y]) a
+    second time) or of a saved tensor changed in place, the node's hooks, and its saved
+    tensors freed without retain_graph. (autograd.grad runs no such node, as torch.)
+    """
+    for t, g in zip(inputs, grads):
+        node = t.grad_fn
+        if node is None or g is None or node in ran:
+            continue
+        ran.add(node)  # once, also for a tensor named twice
+        with set_grad_enabled(create_graph):
+            node(g)
+        if not retain_graph:
+            node.release_saved()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

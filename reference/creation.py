@@ -88,8 +88,19 @@ def arange(start, end=None, step=1, requires_grad=False, dtype=None, device=None
 
 
 def zeros_like(t, requires_grad=False, dtype=None, device=None):
-    return zeros(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)
+    out = zeros(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)
+    return _in_layout_of(t, out)
 
 
 def ones_like(t, requires_grad=False, dtype=None, device=None):
-    return ones(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)
+    out = ones(t.shape, requires_grad=requires_grad, dtype=dtype or t.dtype, device=device or t.device)
+    return _in_layout_of(t, out)
+
+
+def _in_layout_of(t, out):
+    """torch's *_like keep t's layout (ones_like(x.T) is transposed): a later view can tell."""
+    if t._data.ndim > 1 and out._device is t._device and not t._data.flags.c_contiguous:
+        laid_out = np.empty_like(t._data, dtype=out._data.dtype)
+        laid_out[...] = out._data
+        out._data = laid_out
+    return out

@@ -103,7 +103,7 @@ def copy_to(device_array, index):
     """Copy between two devices (one counted device-to-device transfer)."""
     _check_index(index)
     transfers.record("dtod", device_array.nbytes)
-    return DeviceArray(device_array._array.copy(), index)
+    return DeviceArray(device_array._array.copy(order="K"), index)
 
 
 def _unwrap(value, index):
@@ -167,7 +167,7 @@ class DeviceArray:
     def get(self):
         """Copy to the host (one counted device-to-host transfer), like cupy.ndarray.get()."""
         transfers.record("dtoh", self._array.nbytes)
-        return self._array.copy()
+        return self._array.copy(order="K")  # the layout kept, as torch's .to() keeps it
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(
@@ -215,6 +215,7 @@ class DeviceArray:
     nbytes = property(lambda self: self._array.nbytes)
     itemsize = property(lambda self: self._array.itemsize)
     strides = property(lambda self: self._array.strides)
+    flags = property(lambda self: self._array.flags)
     T = property(lambda self: DeviceArray(self._array.T, self.device))
     base = property(lambda self: None)
 

@@ -120,13 +120,16 @@ def binary(ufunc, a, b, integers_to_float=False):
     if a_data.dtype is not b_data.dtype or integers_to_float:
         a_data, b_data = _promoted(a, b, integers_to_float)
     try:
-        return ufunc(a_data, b_data)
+        result = ufunc(a_data, b_data)
     except ValueError:
         try:
             np.broadcast_shapes(a_data.shape, b_data.shape)
         except ValueError:
             raise RuntimeError(broadcast_error(a_data.shape, b_data.shape)) from None
         raise  # not the shapes (arrays on two GPUs, say): the array library's own error
+    if result.ndim > 1 and not a_data.flags.c_contiguous and a_data.shape == result.shape:
+        return _laid_out_like(result, a_data)
+    return result
 
 
 def _promoted(a, b, integers_to_float):
@@ -143,6 +146,20 @@ def _promoted(a, b, integers_to_float):
     if b_data.dtype != dtype:
         b_data = b_data.astype(dtype)
     return a_data, b_data
+
+
+def _laid_out_like(result, first):
+    """`result` in the layout of `first`, the first operand (a transposed x in x.T + y).
+
+    torch lays an elementwise result out as its first operand that tells an order of the
+    dimensions; numpy takes C order where two operands disagree. A later reshape shows the
+    difference (a view or a copy), so the result is copied where numpy's layout differs.
+    """
+    laid_out = np.empty_like(first, dtype=result.dtype)
+    if laid_out.strides == result.strides:
+        return result
+    laid_out[...] = result
+    return laid_out
 
 
 def broadcast_error(a, b):
@@ -393,7 +410,8 @@ def sign(x):
 
 
 def clone(x):
-    out, ctx = record(CloneBackward0, x._data.copy(), (x,))
+    # order="K": the copy keeps x's layout (a transposed x gives transposed data), as torch's
+    out, ctx = record(CloneBackward0, x._data.copy(order="K"), (x,))
     return out
 
 
@@ -416,6 +434,8 @@ def where(condition, a, b):
     # With the mask fixed, where is a binary operation of a and b: torch's dtype promotion
     # comes from binary() as for + and *.
     data = binary(lambda a_data, b_data: np.where(condition._data, a_data, b_data), a, b)
+    if data.ndim > 1 and condition._data.shape == data.shape:  # torch's first operand: the condition
+        data = _laid_out_like(data, condition._data)
     out, ctx = record(WhereBackward0, data, (a, b))
     if ctx:
         ctx.condition = condition
@@ -483,6 +503,9 @@ def mean(x, dim=None, keepdim=False):
     # The sum, then one division: what np.mean does, without its Python-level overhead.
     if x._data.dtype == np.float16:  # summed in float32, as np.mean and torch do
         data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=np.float32) / count).astype(np.float16)
+    elif count == 0:  # the mean of nothing: nan, silently as in torch (numpy would warn)
+        with np.errstate(invalid="ignore"):
+            data = x._data.sum(axis=dims, keepdims=keepdim) / count
     else:
         data = x._data.sum(axis=dims, keepdims=keepdim) / count
     return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
@@ -498,6 +521,9 @@ class MaxResult(tuple):
 
 MaxBackward0 = NodeKind("MaxBackward0", "max_backward")  # max(dim): values and indices
 MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest element
+# max(dim) of a 0-d tensor: the element itself, whose gradient passes whole; like torch's, the
+# node saves no tensor (so x changed in place afterwards does not fail the backward)
+MaxBackward0OfScalar = NodeKind("MaxBackward0", "clone_backward")
 
 
 def max(x, dim=None, keepdim=False):
@@ -515,12 +541,11 @@ def max(x, dim=None, keepdim=False):
         return out
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
-        out, ctx = record(MaxBackward0, x._data.copy(), (x,))
-        if ctx:  # the rule of max() serves: the one element gets the whole gradient
-            ctx.dim = None
-            ctx.save_for_backward(x, out)
+        out, ctx = record(MaxBackward0OfScalar, x._data.copy(), (x,))
         return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
     (axis,) = normalize_dims(dim, x.ndim)
+    if x._data.shape[axis] == 0:
+        raise IndexError(f"max(): Expected reduction dim {axis} to have non-zero size.")
     indices = np.expand_dims(np.argmax(x._data, axis=axis), axis)
     values = np.take_along_axis(x._data, indices, axis)
     if not keepdim:
@@ -543,16 +568,83 @@ def _shape_arg(shape):
     return tuple(shape)
 
 
+# reshape has three outcomes in torch, after the data's layout: a view of contiguous data
+# (ViewBackward0), a view of strided data (ReshapeAliasBackward0), or, where no view can
+# give the shape (x.T.reshape(-1)), a contiguous copy (CloneBackward0) reshaped without a
+# view relation (UnsafeViewBackward0). All are undone by the same rule.
 ViewBackward0 = NodeKind("ViewBackward0", "reshape_backward")
+ReshapeAliasBackward0 = NodeKind("ReshapeAliasBackward0", "reshape_backward")
+UnsafeViewBackward0 = NodeKind("UnsafeViewBackward0", "reshape_backward")
 TransposeBackward0 = NodeKind("TransposeBackward0", "transpose_backward")
 PermuteBackward0 = NodeKind("PermuteBackward0", "transpose_backward")  # x.T
 ExpandBackward0 = NodeKind("ExpandBackward0", "expand_backward")
 
 
 def reshape(x, shape):
-    data = x._data.reshape(_shape_arg(shape))
+    data = _reshaped(x._data, _shape_arg(shape))
+    if x._data.flags.c_contiguous:
+        out, ctx = record(ViewBackward0, data, (x,))
+        return _view_of(out, x)
+    if _shares_data(data, x._data):
+        out, ctx = record(ReshapeAliasBackward0, data, (x,))
+        return _view_of(out, x)
+    # numpy copied (in C order, as torch's clone): the copy in x's shape, then that shape
+    # changed. The result is no view of x: an in-place change of one leaves the other alone.
+    copied, ctx = record(CloneBackward0, data.reshape(x._data.shape), (x,))
+    out, ctx = record(UnsafeViewBackward0, data, (copied,))
+    return out
+
+
+def view(x, shape):
+    """reshape that never copies: torch's error where the data's layout allows no view."""
+    data = _reshaped(x._data, _shape_arg(shape))
+    if not x._data.flags.c_contiguous and not _shares_data(data, x._data):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
     out, ctx = record(ViewBackward0, data, (x,))
     return _view_of(out, x)
+
+
+def _shares_data(data, original):
+    # numpy's reshape copies exactly where torch's does (a view needs no copy); an empty
+    # array has no memory to share, and torch counts its reshape a view.
+    return data.size == 0 or np.may_share_memory(data, original)
+
+
+def _reshaped(data, shape):
+    """numpy's reshape, with torch's errors: numpy takes any negative size for -1."""
+    if shape and min(shape) < -1:
+        _check_shape(shape, data.size)
+    try:
+        return data.reshape(shape)
+    except ValueError:
+        _check_shape(shape, data.size)
+        raise
+
+
+def _check_shape(shape, numel):
+    """torch's error for a shape that does not fit numel elements (as torch's infer_size)."""
+    size, inferred = 1, None
+    for index, n in enumerate(shape):
+        if n == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = index
+        elif n >= 0:
+            size *= n
+        else:
+            listed = ", ".join(map(str, shape))
+            raise RuntimeError(f"invalid shape dimension {n} at index {index} of shape [{listed}]")
+    listed = ", ".join(map(str, shape))
+    if numel != size and not (inferred is not None and size > 0 and numel % size == 0):
+        raise RuntimeError(f"shape '[{listed}]' is invalid for input of size {numel}")
+    if inferred is not None and size == 0:
+        raise RuntimeError(
+            f"cannot reshape tensor of 0 elements into shape [{listed}] because the "
+            "unspecified dimension size -1 can be any value and is ambiguous"
+        )
 
 
 def transpose(x, dim0, dim1):
@@ -586,7 +678,11 @@ def expand(x, sizes):
     if -1 in target:  # -1 keeps that dimension's size
         offset = len(target) - x.ndim
         target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
-    out, ctx = record(ExpandBackward0, np.broadcast_to(x._data, target), (x,))
+    if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
+        data = x._data.reshape(target)  # a view that can be written to, as torch's
+    else:  # elements repeated: numpy's broadcast view is read-only (in place: torch's error)
+        data = np.broadcast_to(x._data, target)
+    out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
 
 
@@ -611,7 +707,13 @@ BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
 def _check_matmul(a, b):
     """torch's errors for matmul, in the words of its 2-D case for every case (torch words
     them after the kernel that runs: dot, mv, mm, bmm). matmul never promotes dtypes; torch
-    checks the dtypes first for two vectors, the shapes first otherwise."""
+    checks the dtypes first for two vectors, the shapes first otherwise, and before anything
+    else batch dimensions that do not broadcast (in a broadcast's words)."""
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise RuntimeError(broadcast_error(a.shape[:-2], b.shape[:-2])) from None
     if a.ndim == b.ndim == 1:
         _check_matmul_dtypes(a, b)
     rows, inner = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]
@@ -734,9 +836,19 @@ SoftmaxBackward0 = NodeKind("SoftmaxBackward0", "softmax_backward")
 LogSoftmaxBackward0 = NodeKind("LogSoftmaxBackward0", "log_softmax_backward")
 
 
+def _c_order(data):
+    # torch's softmax works on (and gives) contiguous data: a later reshape of its result
+    # is then a view, also when x was transposed
+    return data if data.flags.c_contiguous else data.copy()
+
+
 def softmax(x, dim):
+    normalize_dims(dim, x._data.ndim)  # torch's IndexError for a dim out of range
+    if x._data.size == 0 and x._data.dtype.kind in "biu":
+        return Tensor(x._data.copy(), device=x._device)  # torch needs no kernel for nothing
     not_for("biu", "softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
+    data = _c_order(x._data)
+    shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     e = np.exp(shifted)
     out, ctx = record(SoftmaxBackward0, e / e.sum(axis=dim, keepdims=True), (x,))
     if ctx:
@@ -746,8 +858,12 @@ def softmax(x, dim):
 
 
 def log_softmax(x, dim):
+    normalize_dims(dim, x._data.ndim)  # torch's IndexError for a dim out of range
+    if x._data.size == 0 and x._data.dtype.kind in "biu":
+        return Tensor(x._data.copy(), device=x._device)  # torch needs no kernel for nothing
     not_for("biu", "log_softmax_lastdim_kernel_impl", x)
-    shifted = x._data - x._data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
+    data = _c_order(x._data)
+    shifted = data - data.max(axis=dim, keepdims=True, initial=-np.inf)  # -inf: an empty x has no max
     data = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     out, ctx = record(LogSoftmaxBackward0, data, (x,))
     if ctx:
@@ -827,6 +943,12 @@ def inplace(target, op, other, fill=None, ufunc=None):
         _check_sub(target, other)
     if fill is None:
         _check_cast(target, op, *operands("inplace", target, other))
+    if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
+        # an expand that repeats elements, like the gradient of a sum from autograd.grad
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
     if recording:
         if target._base is not None and target._base.is_leaf and target._base._requires_grad:
             raise RuntimeError(

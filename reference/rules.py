@@ -65,8 +65,10 @@ def pow_backward(ctx, grad):
         # would give 0 * 0 ** -1 = nan at base 0. torch picks 0 there the same way.
         grad_base = (grad * exponent * base ** (exponent - 1)).where(exponent != 0, 0.0)
     if ctx.needs_input_grad[1]:
-        # 0 ** e has no logarithm; torch takes that gradient as 0, and so does ln(0 + 1).
-        grad_exponent = grad * out * (base + (base == 0)).log()
+        # 0 ** e has no logarithm. For e >= 0 (0 ** e is 0 or 1) torch takes that gradient
+        # as 0, and so does ln(0 + 1); for e < 0 it keeps the formula: inf * ln(0) = -inf.
+        flat = (base == 0).where(exponent >= 0, False)
+        grad_exponent = grad * out * (base + flat).log()
     return grad_base, grad_exponent
 
 

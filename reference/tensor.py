@@ -446,7 +446,7 @@ class Tensor:
         return ops.reshape(self, shape)
 
     def view(self, *shape):
-        return ops.reshape(self, shape)
+        return ops.view(self, shape)
 
     def expand(self, *sizes):
         return ops.expand(self, sizes)

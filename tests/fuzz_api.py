@@ -53,6 +53,12 @@ HOOKS = ["lambda g: g * 2", "lambda g: None", "lambda g: g + 1"]
 KNOWN_NAMES = {
     ("RsubBackward1", "SubBackward0"),  # 2 - x
     ("MulBackward0", "DivBackward0"),  # 2 / x: torch records a reciprocal, then a mul
+    # matmul is one node named after its kernel; torch chains several for a vector @ a matrix
+    # and for batches, and names the result after the last
+    ("SqueezeBackward4", "BmmBackward0"),
+    ("UnsafeViewBackward0", "BmmBackward0"),
+    ("CloneBackward0", "BmmBackward0"),
+    ("TransposeBackward0", "BmmBackward0"),
 }
 
 
@@ -239,7 +245,9 @@ class Builder:
         self._draw = None
         self.used = set()  # tensors already an operand: a view of them may exist
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
+        self.aliases = {}  # tensor -> the set of tensors that may share its data (itself included)
         self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
+        self.max_indices = set()  # max(dim)'s indices: torch saves them, this engine reads them (README)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -339,6 +347,7 @@ class Builder:
         self.used.update(tensor_names)
         if view:
             self.viewed.update([name, *tensor_names])
+            self.alias(name, *tensor_names)
         devices = {self.device(n) for n in tensor_names}
         scalars_on_cpu = [n for n in tensor_names if self.device(n) == "cpu" and self.engine.names[n].ndim == 0]
         if len(devices) > 1 and scalars_on_cpu:
@@ -350,6 +359,11 @@ class Builder:
             return Step(code, f"raise RuntimeError({SAME_DEVICE_ERROR!r})")
         device = devices.pop() if devices else "cpu"
         return Step(code, devices={n.strip(): device for n in outputs.split(",")})
+
+    def alias(self, *names):
+        group = set(names).union(*(self.aliases.get(n, ()) for n in names))
+        for n in group:
+            self.aliases[n] = group
 
     def binary(self):
         if not self.tensors():
@@ -363,6 +377,10 @@ class Builder:
             op = "*"
         if op == "**" and left in ("True", "False"):
             left = "2"  # torch's own bug: True ** x under create_graph fails an internal assert
+        if op == "**" and right in ("0", "False"):
+            # x ** 0 keeps a graph under create_graph (README, an xfail); torch's backward of
+            # x ** False is False * x ** -1, nan at 0 (README)
+            right = "2"
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
             if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)
@@ -392,6 +410,7 @@ class Builder:
             return self.result(self.new_name(), f"{x}.{op}()", [x])
         if op == "max":
             values, indices = self.new_name(), self.new_name()
+            self.max_indices.add(indices)
             return self.result(values, f"{x}.max(dim={self.dim(x)}{keep})", [x], f"{values}, {indices}")
         if choice == 1:
             dims = sorted({self.dim(x), self.dim(x)})
@@ -449,6 +468,9 @@ class Builder:
         self.used.add(x)
         dtype = ", lib.float64" if "float64" in call else ""
         copy = ", copy=True" if target != self.device(x) else ""
+        if not copy and (not dtype or self.engine.names[x].dtype == torch.float64):  # x itself
+            self.viewed.update([name, x])
+            self.alias(name, x)
         return Step(f"{name} = {x}.{call}", f'{name} = {x}.to("cpu"{dtype}{copy})', {name: target})
 
     # autograd
@@ -479,6 +501,7 @@ class Builder:
             if self.draw(st.integers(0, 2)) == 0:
                 options.append(f"{flag}=True")
         names = [self.new_name("g") for _ in inputs]
+        self.viewed.update(names)  # a gradient may be a view of the seed (a reshape's, an expand's)
         code = f"{', '.join(names)}, = lib.autograd.grad({y}, [{', '.join(inputs)}]{''.join(', ' + o for o in options)})"
         return Step(code, devices=dict(zip(names, map(self.device, inputs))))
 
@@ -497,7 +520,8 @@ class Builder:
         x = self.pick(self.tensors())
         name = self.new_name("r")
         choices = [f"{x}.grad = None", f"{x}.grad.zero_()", f"{name} = {x}.grad"]
-        if x not in self.used:  # torch's views follow their base's requires_grad; this engine's do not (README)
+        if not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
+            # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
         return Step(self.pick(choices), devices={name: self.device(x)})
 
@@ -505,13 +529,16 @@ class Builder:
         x = self.pick(self.tensors())
         other, other_tensor = self.operand(like=x)
         grads = self.engine.names[x].requires_grad or (other_tensor and self.engine.names[other_tensor].requires_grad)
-        if x in self.viewed and grads:
+        if x in self.viewed and (grads or any(self.engine.names[n].requires_grad for n in self.aliases.get(x, ())
+                                              if isinstance(self.engine.names.get(n), torch.Tensor))):
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
-        if x in self.saved_needlessly:
+        if x in self.saved_needlessly or x in self.max_indices:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
+        if op == "zero_" and _repeats_elements(self.engine.names[x]):
+            return None  # torch fills an expand whose elements repeat; this engine refuses (README)
         code = f"{x}.zero_()" if op == "zero_" else f"{x} {op} {other}" if "=" in op else f"{x}.{op}({other})"
         if self.draw(st.booleans()):
             code = "with lib.no_grad():\n    " + code
@@ -557,6 +584,11 @@ class Builder:
             return Step(f"{name} = lib.device({a!r}) == lib.device({b!r})")
         # A device never equals a string that is no device (a device string: README)
         return Step(f"{name} = lib.device({a!r}) == {self.pick(['gpu', 'cuda:x', ''])!r}")
+
+
+def _repeats_elements(t):
+    """Whether elements of torch's tensor t share memory (an expand: a stride of 0)."""
+    return any(stride == 0 and size > 1 for stride, size in zip(t.stride(), t.shape))
 
 
 def _broadcasts(a, b):

@@ -110,6 +110,9 @@ REGRESSIONS = {
     "a failed in-place operation leaves its target as it was": [
         "w = lib.tensor([1.], requires_grad=True)", "t = lib.tensor(2.)", "t.add_(w)"],
     "max(dim=0) of a 0-d tensor": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)", "v.backward()"],
+    "max(dim=0) of a 0-d tensor saves no x": ["x = lib.tensor(2., requires_grad=True)", "v, i = x.max(dim=0)",
+                                              "with lib.no_grad():\n    x.add_(2)",
+                                              "lib.autograd.backward(v, create_graph=True)"],
     "an integer arange whose step is cast to 0": ["t = lib.arange(0., 2., 0.5, dtype=lib.int64)"],
     "bool powers": ["a = lib.tensor(True) ** True", "b = True ** lib.tensor([True])", "c = lib.tensor([True]) ** 2",
                     "d = lib.tensor([[True] * 3] * 2) ** lib.tensor([True] * 6)"],
@@ -118,13 +121,65 @@ REGRESSIONS = {
     "softmax of an empty tensor": ["x = lib.tensor([[1., 2.]])", "t = x[1:].softmax(0)", "u = x[1:].log_softmax(1)"],
     "kernels torch lacks for ints and bools": ["a = lib.tensor([1, 2]).softmax(0)", "b = lib.tensor([True]).abs()",
                                                "c = lib.tensor([True]).relu()", "d = lib.tensor([True]) @ lib.tensor([True])"],
+    "reshape copies where no view fits, and the copy is no view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "t = x.T.reshape(-1)",
+        "u = x[:, 1:].reshape(2, 2)", "t.add_(1)", "(t * u.sum()).sum().backward()"],
+    "reshape of a copy without grad does not write through": [
+        "x = lib.tensor([[1., 2.], [3., 4.]])", "t = x.T.reshape(-1)", "t.add_(1)", "x.mul_(2)"],
+    "reshape of strided data that fits a view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "a = x[:, 0].reshape(-1)",
+        "b = x.T.reshape(3, 1, 2)", "c = x.reshape(-1, 6)", "(a.sum() + b.sum()).backward()"],
+    "view of data that fits no view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "a = x.T.view(-1)", "b = x.T.view(3, 1, 2)",
+        "c = x.view(4)", "d = x.view(-1, -1)", "e = x.reshape(2, -3)", "f = x[1:, :0].reshape(0, -1)"],
+    "a clone and a softmax keep torch's layout for a later reshape": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "a = x.T.clone().reshape(-1)",
+        "b = x.T.softmax(0).reshape(-1)", "c = x.T.log_softmax(1).reshape(-1)"],
+    "backward(inputs=[y]) runs y's node: its graph freed": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "y = x.exp()", "y.sum().backward()",
+        "y.backward(lib.ones_like(y), inputs=[y])"],
+    "backward(inputs=[y]) runs y's node: a saved tensor changed in place": [
+        "t1 = lib.tensor([1., 2.], requires_grad=True)", "t3 = t1.exp()", "with lib.no_grad():\n    t3.add_(2)",
+        "lib.autograd.backward(t3, grad_tensors=lib.ones_like(t3), create_graph=True, inputs=[t3])"],
+    "backward(inputs=[h]) runs h's node and frees it; autograd.grad does not": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "h = x.exp()", "y = (h + 1).sum()",
+        "g1, = lib.autograd.grad(y, [h])", "h.sum().backward(retain_graph=True)", "y.backward(inputs=[h])",
+        "h.sum().backward()"],
+    "an elementwise result is laid out as its first operand, as a later reshape shows": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "y = lib.ones(3, 2)",
+        "a = (x.T + y).reshape(-1)", "b = (y * x.T).reshape(-1)", "c = (x[:, 1:] - y[1:]).reshape(-1)",
+        "d = lib.where(x.T > 2, y, x.T).reshape(-1)", "e = lib.where(y > 2, x.T, y).reshape(-1)"],
+    "a move keeps the layout": [  # (code, torch's code on the CPU, torch's devices), as the fuzzer runs it
+        ("x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True, device='cuda')",
+         "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", {"x": "cuda:0"}),
+        ("a = x.T.to('cuda:1').reshape(-1)", "a = x.T.to('cpu', copy=True).reshape(-1)", {"a": "cuda:1"}),
+        ("b = x.T.cpu().reshape(-1)", "b = x.T.to('cpu', copy=True).reshape(-1)", {"b": "cpu"}),
+        ("c = x.T.to('cuda:1', lib.float64).reshape(-1)", "c = x.T.to('cpu', lib.float64, copy=True).reshape(-1)",
+         {"c": "cuda:1"})],
+    "softmax of an empty integer tensor, and a dim out of range": [
+        "x = lib.tensor([1, 2])", "t = x[2:].softmax(0)", "u = x[2:].log_softmax(-1)", "v = x.float().softmax(1)"],
+    "in place on an expand: allowed where no element repeats, torch's error where one does": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "s = lib.tensor(2., requires_grad=True)",
+        "g1, = lib.autograd.grad(x.sum(), [x])", "g2, = lib.autograd.grad(s.sum(), [s], create_graph=True)",
+        "g1.add_(2)", "g2.add_(2)", "y = lib.ones(3).expand(1, 3)", "y.mul_(2)"],
+    "0 ** a negative exponent: its gradient is -inf": [
+        "t1 = lib.tensor([-2., -0.5, 0., 1.], requires_grad=True)", "t2 = 0 ** t1",
+        "lib.autograd.backward(t2.sum(), create_graph=True)"],
+    "ones_like and zeros_like keep the layout": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "a = lib.ones_like(x.T).view(-1)",
+        "b = lib.zeros_like(x.T, dtype=lib.float64).reshape(-1)"],
+    "matmul's batch dimensions that do not broadcast": [
+        "a = lib.ones(2, 1, 3) @ lib.ones(3, 1, 2)", "b = lib.ones(4, 2, 2, 3) @ lib.ones(3, 3, 2)"],
+    "max(dim) over an empty dimension": [
+        "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
+        "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
 }
 
 
 @pytest.mark.parametrize("name", list(REGRESSIONS))
 def test_a_divergence_found_once_stays_fixed(name):
     theirs, mine = Engine(torch, symbolic_devices=True), Engine(reference, symbolic_devices=False)
-    program = Program(Step(line) for line in REGRESSIONS[name])
+    program = Program(Step(*line) if isinstance(line, tuple) else Step(line) for line in REGRESSIONS[name])
     for step in program:
         found = differences(theirs.run(step), mine.run(step)) + differences(theirs.observe(), mine.observe())
         assert not found, f"{name}:\n{program}\n" + "\n".join(found)

@@ -38,7 +38,7 @@ MUTANTS = [
     Mutant("inverts needs_input_grad in div", "grad_a = grad / b if ctx.needs_input_grad[0]",
            "grad_a = grad / b if not ctx.needs_input_grad[0]", expect="a / b"),
     # "for 0 ** e the second is 0 * ln(0) = nan, where torch gives 0. Yours should too."
-    Mutant("takes ln(0) in pow's exponent gradient", "(base + (base == 0)).log()", "base.log()",
+    Mutant("takes ln(0) in pow's exponent gradient", "(base + flat).log()", "base.log()",
            expect="with zeros in the base"),
     Mutant("divides by the base in pow", "(grad * exponent * base ** (exponent - 1))",
            "(grad * exponent * out / base)", expect="with zeros in the base"),
