@@ -98,7 +98,9 @@ def tanh_backward(ctx, grad):
 
 def relu_backward(ctx, grad):
     # out = max(x, 0): the gradient passes where the output is positive (torch takes 0 at x = 0).
-    # sign(out) is that mask (1 or 0); unlike `out > 0` it stays in the graph, with a zero
-    # gradient of its own, so create_graph gives torch's (zero) second derivative.
+    # A selection, not a product: grad * mask gives nan where grad is inf and the mask 0
+    # (log(relu(x)) at x < 0), torch gives 0. The zeros are made from `out` (0 * out) so that
+    # `out` stays in the graph: create_graph then gives torch's (zero) second derivative
+    # rather than no graph at all.
     (out,) = ctx.saved_tensors
-    return (grad * out.sign(),)
+    return (grad.where(out > 0, 0 * out),)

@@ -73,6 +73,9 @@ def test_long_search():
 
 REGRESSIONS = {
     "bool / int gives float32": ["t = lib.tensor([True, False]) / lib.tensor(2)"],
+    "relu blocks an infinite gradient (0, not inf * 0)": [
+        "x = lib.tensor([-2., 0., 3.], requires_grad=True)", "y = x.relu().log().sum()",
+        "y.backward(create_graph=True)", "g = x.grad * 1"],
     "float32 * int64 gives float32": ["t = lib.tensor([1., 2.]) * lib.tensor([1, 2])"],
     "bool vector * 0-d int gives int64": ["t = lib.tensor([True]) * lib.tensor(3)"],
     "bool + 2 gives int64": ["t = lib.tensor([True, False]) + 2"],
