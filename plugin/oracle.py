@@ -122,6 +122,8 @@ class Oracle:
             if unbroadcast:
                 raise KataMismatch(f"{op}: {unbroadcast}") from error
             if SECOND_TIME not in str(error):
+                if _raised_in_a_rule(error):  # torch's words for a shape, from the rule's own call
+                    raise KataMismatch(f"{op}: {_rule_error(error)}") from error
                 raise
             # One backward call on a fresh graph: only a node run twice can meet freed tensors.
             raise KataMismatch(
@@ -226,6 +228,19 @@ def _rule_error(error):
         f"your {rule} raised {type(error).__name__}: {error}\n"
         f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
     )
+
+
+def _raised_in_a_rule(error):
+    """Whether `error` came from inside a backward rule (a reshape to a shape that does not
+    fit, say), not from the engine's checks of what the rule returned."""
+    tb, inside = error.__traceback__, False
+    while tb is not None:
+        node = tb.tb_frame.f_locals.get("self")
+        if tb.tb_frame.f_code.co_name == "__call__" and hasattr(node, "kind"):
+            following = tb.tb_next
+            inside = following is not None and following.tb_frame.f_locals.get("self") is not node
+        tb = tb.tb_next
+    return inside
 
 
 def _unbroadcast_shape_error(error):

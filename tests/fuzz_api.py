@@ -248,6 +248,8 @@ class Builder:
         self.aliases = {}  # tensor -> the set of tensors that may share its data (itself included)
         self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
         self.max_indices = set()  # max(dim)'s indices: torch saves them, this engine reads them (README)
+        self.moved = False  # a move between devices happened (torch runs it on the CPU: no copy back)
+        self.shared_grads = set()  # autograd.grad's results that torch's CPU run may share (see grad)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -468,6 +470,7 @@ class Builder:
         self.used.add(x)
         dtype = ", lib.float64" if "float64" in call else ""
         copy = ", copy=True" if target != self.device(x) else ""
+        self.moved = self.moved or bool(copy)
         if not copy and (not dtype or self.engine.names[x].dtype == torch.float64):  # x itself
             self.viewed.update([name, x])
             self.alias(name, x)
@@ -502,6 +505,8 @@ class Builder:
                 options.append(f"{flag}=True")
         names = [self.new_name("g") for _ in inputs]
         self.viewed.update(names)  # a gradient may be a view of the seed (a reshape's, an expand's)
+        if self.moved:  # torch, on the CPU, passes a gradient back through a move as it is: one
+            self.shared_grads.update(names)  # tensor for x and x.to("cuda:1"), two on real devices
         code = f"{', '.join(names)}, = lib.autograd.grad({y}, [{', '.join(inputs)}]{''.join(', ' + o for o in options)})"
         return Step(code, devices=dict(zip(names, map(self.device, inputs))))
 
@@ -532,6 +537,8 @@ class Builder:
         if x in self.viewed and (grads or any(self.engine.names[n].requires_grad for n in self.aliases.get(x, ())
                                               if isinstance(self.engine.names.get(n), torch.Tensor))):
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
+        if x in self.shared_grads:
+            return None  # symbolic devices: torch's run may share it with another gradient (see grad)
         if x in self.saved_needlessly or x in self.max_indices:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
