@@ -7,6 +7,7 @@ are looked up through the seam (pieces.active) when the backward runs, never imp
 """
 import builtins
 import math
+import weakref
 
 import numpy as np
 
@@ -964,6 +965,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
         _check_result_shape(target, result)  # before the target joins the graph
         target.grad_fn = result.grad_fn
         target._requires_grad = True
+        if target._retains_grad:  # as torch: .grad is then the gradient of the new value
+            old.grad_fn.retained, target.grad_fn.retained = None, weakref.ref(target)
     elif ufunc is not None and fill is None:
         _, other = operands("inplace", target, other)
         shape = target._data.shape

@@ -92,6 +92,15 @@ class Program(list):
 # --- running ------------------------------------------------------------------------------------
 
 
+def _values(t):
+    """A tensor's values as a numpy array. torch hands out a "ZeroTensor" for some gradients
+    that are known to be zero (an internal shortcut whose values are zeros), and refuses to
+    convert it without force."""
+    if isinstance(t, torch.Tensor) and t._is_zerotensor():
+        return t.detach().cpu().numpy(force=True).copy()
+    return t.detach().cpu().numpy().copy()
+
+
 class Engine:
     """One engine's namespace while a program runs, and what it shows after each step."""
 
@@ -156,7 +165,7 @@ class Engine:
             # bumps since the variable was first seen: how torch made a tensor (matmul's squeeze_,
             # a .grad summed in place) shows in its first version, which is not the API
             "version": t._version - self.first_version.setdefault(name, t._version),
-            "values": t.detach().cpu().numpy().copy(),
+            "values": _values(t),
         }
         if name.startswith("g") and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
             shown["grad_fn"] = "(a gradient's graph)"  # made of the rule's operations (README)

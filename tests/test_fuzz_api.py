@@ -73,6 +73,9 @@ def test_long_search():
 
 REGRESSIONS = {
     "bool / int gives float32": ["t = lib.tensor([True, False]) / lib.tensor(2)"],
+    "retain_grad follows a tensor changed in place": [
+        "x = lib.tensor([-2., 1.], requires_grad=True)", "y = 2 + x", "y.retain_grad()", "y.mul_(3)",
+        "(y * y).sum().backward()"],
     "relu blocks an infinite gradient (0, not inf * 0)": [
         "x = lib.tensor([-2., 0., 3.], requires_grad=True)", "y = x.relu().log().sum()",
         "y.backward(create_graph=True)", "g = x.grad * 1"],
