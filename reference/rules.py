@@ -97,10 +97,10 @@ def tanh_backward(ctx, grad):
 
 
 def relu_backward(ctx, grad):
-    # out = max(x, 0): the gradient passes where the output is positive (torch takes 0 at x = 0).
-    # A selection, not a product: grad * mask gives nan where grad is inf and the mask 0
-    # (log(relu(x)) at x < 0), torch gives 0. The zeros are made from `out` (0 * out) so that
-    # `out` stays in the graph: create_graph then gives torch's (zero) second derivative
-    # rather than no graph at all.
+    # out = max(x, 0): the gradient is blocked where the output is 0 (torch takes 0 at x = 0)
+    # and passes elsewhere (a nan output passes it too, as in torch). A selection, not a
+    # product: grad * mask gives nan where grad is inf and the mask 0 (log(relu(x)) at x < 0),
+    # torch gives 0. The zeros are made from `out` (0 * out) so that `out` stays in the graph:
+    # create_graph then gives torch's (zero) second derivative rather than no graph at all.
     (out,) = ctx.saved_tensors
-    return (grad.where(out > 0, 0 * out),)
+    return ((0 * out).where(out <= 0, grad),)

@@ -258,6 +258,7 @@ class Builder:
         self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
         self.max_indices = set()  # max(dim)'s indices: torch saves them, this engine reads them (README)
         self.moved = False  # a move between devices happened (torch runs it on the CPU: no copy back)
+        self.grad_results = set()  # autograd.grad's results: requires_grad_() on one may reach another
         self.shared_grads = set()  # autograd.grad's results that torch's CPU run may share (see grad)
 
     def steps(self):
@@ -514,6 +515,7 @@ class Builder:
                 options.append(f"{flag}=True")
         names = [self.new_name("g") for _ in inputs]
         self.viewed.update(names)  # a gradient may be a view of the seed (a reshape's, an expand's)
+        self.grad_results.update(names)  # ... or the seed itself, or another result (torch's sum of a 0-d)
         if self.moved:  # torch, on the CPU, passes a gradient back through a move as it is: one
             self.shared_grads.update(names)  # tensor for x and x.to("cuda:1"), two on real devices
         code = f"{', '.join(names)}, = lib.autograd.grad({y}, [{', '.join(inputs)}]{''.join(', ' + o for o in options)})"
@@ -534,7 +536,7 @@ class Builder:
         x = self.pick(self.tensors())
         name = self.new_name("r")
         choices = [f"{x}.grad = None", f"{x}.grad.zero_()", f"{name} = {x}.grad"]
-        if not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
+        if x not in self.grad_results and not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
             # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
         return Step(self.pick(choices), devices={name: self.device(x)})

@@ -30,8 +30,8 @@ MUTANTS = [
            "return (grad * out.sigmoid() * (1 - out.sigmoid()),)", expect="x.sigmoid()"),
     Mutant("forgets the square in tanh", "return (grad * (1 - out * out),)", "return (grad * (1 - out),)",
            expect="x.tanh()"),
-    Mutant("masks relu with the gradient's sign", "grad.where(out > 0,",
-           "grad.where(grad > 0,", expect="x.relu()"),
+    Mutant("masks relu with the gradient's sign", "where(out <= 0, grad)",
+           "where(grad <= 0, grad)", expect="x.relu()"),
     # "needs_input_grad[i] is False for a constant input": None only there
     Mutant("reads the wrong needs_input_grad in mul", "grad_a = grad * b if ctx.needs_input_grad[0]",
            "grad_a = grad * b if ctx.needs_input_grad[1]", expect="gradient of `x` is None"),
@@ -43,7 +43,7 @@ MUTANTS = [
     Mutant("divides by the base in pow", "(grad * exponent * base ** (exponent - 1))",
            "(grad * exponent * out / base)", expect="with zeros in the base"),
     # "its gradient passes where out > 0"
-    Mutant("lets relu's gradient through where out is 0", "grad.where(out > 0,", "grad.where(out >= 0,",
+    Mutant("lets relu's gradient through where out is 0", "where(out <= 0, grad)", "where(out < 0, grad)",
            expect="x.relu()"),
     # "write rules with tensor operations: second derivatives", with the rule in the middle of
     # a graph, where its incoming gradient is part of the graph
@@ -68,8 +68,8 @@ MUTANTS = [
            "return (grad * out * (ag.tensor(np.ones(out.shape)) - out),)", expect="float32"),
     Mutant("makes tanh's ones on the CPU", "return (grad * (1 - out * out),)",
            "return (grad * (ag.ones_like(out.cpu()).to(out.dtype) - out * out),)", expect="on the GPU"),
-    Mutant("builds relu's mask in numpy", "grad.where(out > 0,",
-           "grad.where(ag.tensor(out.detach().cpu().numpy() > 0),",
+    Mutant("builds relu's mask in numpy", "where(out <= 0, grad)",
+           "where(ag.tensor(out.detach().cpu().numpy() <= 0), grad)",
            expect="on the GPU"),
     # "never change grad in place"
     Mutant("scales the gradient in place in neg", "return (-grad,)", "return (grad.mul_(-1),)",
