@@ -51,9 +51,13 @@ def sum_backward(ctx, grad):
 
 
 def mean_backward(ctx, grad):
-    # out = x.sum(dim) / count: sum's gradient, divided (before it is expanded: less work)
+    # out = x.sum(dim) / count: sum's gradient, divided. Divided after it is expanded, as in
+    # torch: the result is then a tensor of its own, not an expand whose elements share memory
+    # (a user who changes autograd.grad's result in place would get torch's "unsupported
+    # operation" error where torch gives none).
     count = math.prod(ctx.input_shapes[0][d] for d in ctx.dim)
-    return sum_backward(ctx, grad / count)
+    (expanded,) = sum_backward(ctx, grad)
+    return (expanded / count,)
 
 
 def max_backward(ctx, grad):

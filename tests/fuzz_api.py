@@ -393,6 +393,11 @@ class Builder:
             # x ** 0 keeps a graph under create_graph (README, an xfail); torch's backward of
             # x ** False is False * x ** -1, nan at 0 (README)
             right = "2"
+        if op in ("/", "**") and right_tensor in self.grad_results:
+            op = "*"  # a gradient that is 0 in exact arithmetic (softmax's, summed) is rounding
+            # noise in one engine and 0.0 in the other: dividing by it turns 1e-8 into inf
+        if op == "@" and torch.bool in (self.engine.names[left_tensor].dtype, self.engine.names[right_tensor].dtype):
+            op = "*"  # torch's batched matmul says "not implemented for 'Bool'" before its dtype check (README)
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
             if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)

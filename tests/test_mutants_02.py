@@ -39,7 +39,7 @@ MUTANTS = [
     # mean: "divided by the number of elements reduced into each output (not by x.numel())"
     Mutant("divides mean's gradient by numel", "count = math.prod(ctx.input_shapes[0][d] for d in ctx.dim)",
            "count = math.prod(ctx.input_shapes[0])", expect="mean(dim="),
-    Mutant("forgets to divide in mean", "return sum_backward(ctx, grad / count)", "return sum_backward(ctx, grad)",
+    Mutant("forgets to divide in mean", "return (expanded / count,)", "return (expanded,)",
            expect="mean(dim="),
     # max: "share the gradient EVENLY between all elements equal to the max"
     Mutant("gives every tied element the whole gradient", "return (grad * winners / winners.sum().item(),)",
@@ -89,8 +89,8 @@ MUTANTS = [
     Mutant("makes getitem's zeros on the CPU", "zeros = grad.new_zeros(ctx.input_shapes[0])",
            "zeros = ag.zeros(ctx.input_shapes[0], dtype=grad.dtype)", expect="on the GPU"),
     # "never change grad in place"
-    Mutant("scales the gradient in place in mean", "return sum_backward(ctx, grad / count)",
-           "return sum_backward(ctx, grad.mul_(1.0 / count))", expect="in place"),
+    Mutant("scales the gradient in place in mean", "(expanded,) = sum_backward(ctx, grad)",
+           "(expanded,) = sum_backward(ctx, grad.mul_(1.0 / count))", expect="in place"),
 ]
 
 
