@@ -7,7 +7,6 @@ are looked up through the seam (pieces.active) when the backward runs, never imp
 """
 import builtins
 import math
-import weakref
 
 import numpy as np
 
@@ -966,7 +965,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
         target.grad_fn = result.grad_fn
         target._requires_grad = True
         if target._retains_grad:  # as torch: .grad is then the gradient of the new value
-            old.grad_fn.retained, target.grad_fn.retained = None, weakref.ref(target)
+            old.grad_fn.retained, target._retains_grad = None, False
+            target.retain_grad()  # on the new node
     elif ufunc is not None and fill is None:
         _, other = operands("inplace", target, other)
         shape = target._data.shape
