@@ -5,6 +5,8 @@
     for node in order:
         grad = buffers.pop(node)                 the sum of everything that reached it
         run the hooks; keep it for retain_grad; capture it if autograd.grad asked for it
+                                                 (torch's order: before the hooks when the
+                                                 node runs on to another input, else after)
         for each (input node, its gradient) of node(grad):
             buffers[input node] = merge_grads(buffers[input node], gradient)
 
@@ -42,13 +44,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             grad = buffers.pop(node, None)
             if grad is None:  # nothing reached it (its users were not needed)
                 continue
+            # With inputs, a node runs only if something below it was asked for. torch captures
+            # an input's gradient before the tensor's hooks when its node runs on (the hooks
+            # then act on what flows down), and after them when the node stops there.
+            goes_on = targets is None or any(child in needed for child, _ in node.next_functions)
+            if goes_on and targets is not None and node in needed.targets:
+                captured[node] = grad
             if node.pre_hooks or node.retained is not None:
                 grad = _run_hooks(node, grad)
-            if targets is not None:
+            if not goes_on:  # nothing below this node was asked for
                 if node in needed.targets:
                     captured[node] = grad
-                if not any(child in needed for child, _ in node.next_functions):
-                    continue  # nothing below this node was asked for
+                continue
             grads = node(grad)
             if not retain_graph:
                 node.release_saved()

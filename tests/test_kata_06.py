@@ -52,16 +52,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             grad = grads[0]
             for more in grads[1:]:
                 grad = pieces.merge_grads(grad, more)
+            runs = wanted is None or any(keep(c) for c, _ in node.next_functions if c is not None)
+            if wanted is not None and node in wanted and runs:
+                captured[node] = grad  # a node that runs on: captured before the hooks
             for hook in list(node.pre_hooks or ()):
                 out = hook(grad)
                 grad = grad if out is None else out
             owner = None if node.retained is None else node.retained()
             if owner is not None:
                 owner._grad = grad.clone() if owner._grad is None else owner._grad + grad
-            if wanted is not None and node in wanted:
-                captured[node] = grad
-                if not any(keep(c) for c, _ in node.next_functions if c is not None):
-                    continue
+            if not runs:
+                if node in wanted:
+                    captured[node] = grad
+                continue
             outs = node(grad)
             if not retain_graph:
                 node.release_saved()

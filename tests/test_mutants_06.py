@@ -66,14 +66,20 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
         for node in order:
             if node not in buffers:
                 continue
-            grad = _after_hooks(node, buffers.pop(node))
-            if targets is not None:
+            grad = buffers.pop(node)
+            if targets is None:
+                grad = _after_hooks(node, grad)
+            else:
+                # captured before the hooks if the node runs on, after them if it stops here
+                below = [c for c, _ in node.next_functions if c is not None and c in needed]
+                if not below:
+                    grad = _after_hooks(node, grad)
                 for i, target in enumerate(targets):
                     if target is node:
                         results[i] = grad
-                below = [c for c, _ in node.next_functions if c is not None and c in needed]
                 if not below:
                     continue
+                grad = _after_hooks(node, grad)
             for (child, _), g in zip(node.next_functions, node(grad)):
                 if child is None or g is None or (needed is not None and child not in needed):
                     continue
@@ -123,11 +129,31 @@ RUN_HOOKS = '''    """The tensor's hooks, in registration order, then retain_gra
     return grad
 '''
 
-HOOKS_THEN_CAPTURE = """            if node.pre_hooks or node.retained is not None:
+CAPTURE = """            goes_on = targets is None or any(child in needed for child, _ in node.next_functions)
+            if goes_on and targets is not None and node in needed.targets:
+                captured[node] = grad
+            if node.pre_hooks or node.retained is not None:
                 grad = _run_hooks(node, grad)
-            if targets is not None:
+            if not goes_on:  # nothing below this node was asked for
                 if node in needed.targets:
                     captured[node] = grad
+                continue
+"""
+CAPTURE_BEFORE_HOOKS = """            goes_on = targets is None or any(child in needed for child, _ in node.next_functions)
+            if targets is not None and node in needed.targets:
+                captured[node] = grad
+            if node.pre_hooks or node.retained is not None:
+                grad = _run_hooks(node, grad)
+            if not goes_on:
+                continue
+"""
+CAPTURE_AFTER_HOOKS = """            goes_on = targets is None or any(child in needed for child, _ in node.next_functions)
+            if node.pre_hooks or node.retained is not None:
+                grad = _run_hooks(node, grad)
+            if targets is not None and node in needed.targets:
+                captured[node] = grad
+            if not goes_on:
+                continue
 """
 
 MUTANTS = [
@@ -208,16 +234,15 @@ MUTANTS = [
            "[gradient_node(t) for t in inputs]", "[t.grad_fn for t in inputs]",
            expect="appears to not have been used in the graph"),
     Mutant("with inputs, still runs the AccumulateGrad nodes",
-           "                    continue  # nothing below this node was asked for\n", "                    pass\n",
+           "                    captured[node] = grad\n                continue\n", "                    captured[node] = grad\n",
            expect="test_autograd_grad_leaves_every_grad_untouched"),
-    Mutant("captures an input's gradient before its hooks",
-           HOOKS_THEN_CAPTURE,
-           "            if targets is not None and node in needed.targets:\n                captured[node] = grad\n"
-           "            if node.pre_hooks or node.retained is not None:\n                grad = _run_hooks(node, grad)\n"
-           "            if targets is not None:\n                if False:\n                    pass\n",
-           expect="test_hooks_apply_to_what_autograd_grad_returns"),
+    Mutant("captures an input's gradient before its hooks, also where its node stops there",
+           CAPTURE, CAPTURE_BEFORE_HOOKS, expect="test_hooks_apply_to_what_autograd_grad_returns"),
+    Mutant("captures an input's gradient after its hooks, also where its node runs on",
+           CAPTURE, CAPTURE_AFTER_HOOKS, expect="test_an_input_whose_node_runs_on_is_captured_before_its_hooks"),
     Mutant("stops at an input even when an input below it is asked for too",
-           "                    captured[node] = grad\n", "                    captured[node] = grad\n                    continue\n",
+           "                captured[node] = grad\n            if node.pre_hooks",
+           "                captured[node] = grad\n                continue\n            if node.pre_hooks",
            expect="test_a_non_leaf_input_below_another_input"),
     Mutant("runs the nodes that lead to no input too",
            "                if needed is not None and child not in needed:\n                    continue\n", "",

@@ -42,7 +42,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
       `.grad`) and return None.
     - With `inputs` (a tuple of tensors, leaves or not): accumulate NOTHING (never run an
       AccumulateGrad node) and return a tuple with, for each input, the gradient that reached
-      `ag.gradient_node(input)` (after its hooks), or None if none did. Run only the nodes
-      that lie on a path from the roots to one of the inputs.
+      `ag.gradient_node(input)`, or None if none did. Run only the nodes that lie on a path
+      from the roots to one of the inputs. torch's order for an input's node: if it stops
+      there (nothing below it was asked for), run its hooks, then capture; if it runs on (an
+      input below it was asked for), capture first, then its hooks, then run it.
     """
     raise NotImplementedError("run_backward: see katas/06_backward_pass/README.md")

@@ -255,6 +255,22 @@ def test_a_non_leaf_input_below_another_input(oracle):
     oracle.compare(grads, x=array(0.5, -1.0))
 
 
+def test_an_input_whose_node_runs_on_is_captured_before_its_hooks(oracle):
+    """torch's order: asking for h and for x below it, h's node runs on, and h's gradient is
+    captured before h's hooks (which still change what flows down to x); asking for h alone,
+    its node stops there and the capture comes after the hooks."""
+
+    def grads(lib, x):
+        h = x * 3
+        h.register_hook(lambda g: g * 10)
+        loss = (h * h).sum()
+        runs_on = lib.autograd.grad(loss, [h, x], retain_graph=True)
+        stops = lib.autograd.grad(loss, [h])
+        return {"grad(loss, [h, x])": runs_on, "grad(loss, [h])": stops}
+
+    oracle.compare(grads, x=array(1.0, 2.0))
+
+
 def test_backward_with_inputs_accumulates_only_there(oracle):
     def grads(lib, x, w, b):
         loss = ((x * w + b).sigmoid()).sum()
