@@ -21,16 +21,19 @@ class Stats:
 
 class NodeKind:
     """What every node of one operation shares: torch's name for it ("MulBackward0"), the
-    backward rule it runs (looked up in the seam by name: "mul_backward"), and whether the
+    backward rule it runs (looked up in the seam by name: "mul_backward"), whether the
     engine sums the rule's gradients down to the inputs' shapes (binary elementwise rules
-    return them in the broadcast shape; the `unbroadcast` piece reduces them)."""
+    return them in the broadcast shape; the `unbroadcast` piece reduces them), and whether
+    the engine unpacks the saved tensors before the rule runs (`unpack_first`: for rules that
+    read what they need from ctx attributes, below)."""
 
-    __slots__ = ("name", "rule", "reduce_broadcast")
+    __slots__ = ("name", "rule", "reduce_broadcast", "unpack_first")
 
-    def __init__(self, name, rule, reduce_broadcast=False):
+    def __init__(self, name, rule, reduce_broadcast=False, unpack_first=False):
         self.name = name
         self.rule = rule
         self.reduce_broadcast = reduce_broadcast
+        self.unpack_first = unpack_first
 
     def __repr__(self):
         return f"NodeKind({self.name!r}, {self.rule!r})"
@@ -134,6 +137,12 @@ class Node:
         # node): most gradients never had one (None is version 0).
         box = grad._version_box
         version = 0 if box is None else box[0]
+        if self.kind.unpack_first:
+            # max(dim) and indexing keep their indices on ctx for the rule (kata 02's
+            # ctx.indices, ctx.index) and save them too, as torch does: unpacking them here
+            # gives torch's errors for a freed graph or an index changed in place, whatever
+            # the rule reads.
+            self.saved_tensors
         grads = getattr(active, self.kind.rule)(self, grad)
         box = grad._version_box
         if box is not None and box[0] != version:

@@ -297,7 +297,14 @@ def pow(base, exponent):
         data = binary(power, base, exponent)
     out, ctx = record(kind, data, (base, exponent))
     if ctx:
-        ctx.save_for_backward(base, exponent, out)
+        if kind is PowBackward0:
+            # x ** 2's gradient needs only x, and torch saves only x: changing the result in
+            # place before the backward is no error there. The rule still gets `out` (kata
+            # 01's layout): a second handle on the result, the same data and node (for second
+            # derivatives), with a version counter of its own that nothing changes.
+            ctx.save_for_backward(base, exponent, Tensor(out._data, True, ctx, out._device))
+        else:
+            ctx.save_for_backward(base, exponent, out)
     return out
 
 
@@ -519,11 +526,11 @@ class MaxResult(tuple):
     indices = property(lambda self: self[1])
 
 
-MaxBackward0 = NodeKind("MaxBackward0", "max_backward")  # max(dim): values and indices
+MaxBackward0 = NodeKind("MaxBackward0", "max_backward", unpack_first=True)  # max(dim): values, indices
 MaxBackward1 = NodeKind("MaxBackward1", "max_backward")  # max(): the largest element
 # max(dim) of a 0-d tensor: the element itself, whose gradient passes whole; like torch's, the
-# node saves no tensor (so x changed in place afterwards does not fail the backward)
-MaxBackward0OfScalar = NodeKind("MaxBackward0", "clone_backward")
+# node saves only the indices (so x changed in place afterwards does not fail the backward)
+MaxBackward0OfScalar = NodeKind("MaxBackward0", "clone_backward", unpack_first=True)
 
 
 def max(x, dim=None, keepdim=False):
@@ -542,7 +549,10 @@ def max(x, dim=None, keepdim=False):
     if x.ndim == 0:  # torch allows dim 0 (or -1) on a 0-d tensor: the element itself
         normalize_dims(dim, 0)
         out, ctx = record(MaxBackward0OfScalar, x._data.copy(), (x,))
-        return MaxResult((out, Tensor(np.zeros((), np.int64, like=x._data), device=x._device)))
+        indices = Tensor(np.zeros((), np.int64, like=x._data), device=x._device)
+        if ctx:
+            ctx.save_for_backward(indices)
+        return MaxResult((out, indices))
     (axis,) = normalize_dims(dim, x.ndim)
     if x._data.shape[axis] == 0:
         raise IndexError(f"max(): Expected reduction dim {axis} to have non-zero size.")
@@ -556,6 +566,7 @@ def max(x, dim=None, keepdim=False):
         ctx.dim = axis
         ctx.keepdim = keepdim
         ctx.indices = indices
+        ctx.save_for_backward(indices)  # (the rule reads ctx.indices; see NodeKind.unpack_first)
     return MaxResult((out, indices))
 
 
@@ -755,29 +766,40 @@ def matmul(a, b):
 
 def numpy_index(index):
     """An index with tensors replaced by their arrays (numpy does the rest)."""
-    if isinstance(index, Tensor):
-        return index._data
     if isinstance(index, tuple):
-        return tuple([i._data if isinstance(i, Tensor) else i for i in index])
+        return tuple([_index_part(i) for i in index])
     if isinstance(index, list):
         return np.asarray(index)
-    return index
+    return _index_part(index)
 
 
-IndexBackward0 = NodeKind("IndexBackward0", "getitem_backward")  # with index arrays
+def _index_part(part):
+    if not isinstance(part, Tensor):
+        return part
+    if _is_integer_scalar(part):  # torch selects with it as with a number (a view)
+        return int(part._data)
+    return part._data
+
+
+def _is_integer_scalar(part):
+    return isinstance(part, Tensor) and part._data.ndim == 0 and part._data.dtype.kind in "iu"
+
+
+IndexBackward0 = NodeKind("IndexBackward0", "getitem_backward", unpack_first=True)  # index arrays
 SelectBackward0 = NodeKind("SelectBackward0", "getitem_backward")  # with integers only
 SliceBackward0 = NodeKind("SliceBackward0", "getitem_backward")  # anything else: slices, ...
 
 
 def _index_kind(index):
+    """The node of x[index], from the index as given (tensors, lists, numbers, slices)."""
     parts = index if isinstance(index, tuple) else (index,)
     for part in parts:
-        if isinstance(part, (np.ndarray, list)):
+        if isinstance(part, (np.ndarray, list)) or (isinstance(part, Tensor) and not _is_integer_scalar(part)):
             return IndexBackward0
     # torch makes one node per part that does something (a full `:` or `...` does nothing);
     # the last one names the result: x[1:, 0] is a SelectBackward0, x[0, 1:] a SliceBackward0.
     for part in reversed(parts):
-        if isinstance(part, (int, np.integer)):
+        if isinstance(part, (int, np.integer, Tensor)):
             return SelectBackward0
         if part is not Ellipsis and part != slice(None):
             return SliceBackward0
@@ -785,6 +807,8 @@ def _index_kind(index):
 
 
 def getitem(x, index):
+    kind = _index_kind(index)
+    given = index
     index = numpy_index(index)
     # With a trailing `...`, numpy gives x[0] of a vector as a 0-d view, not a copied scalar:
     # torch's x[0] is a view, which sees later in-place changes of x.
@@ -795,13 +819,24 @@ def getitem(x, index):
         data = x._data[whole]
     except IndexError as error:  # numpy's words, told in torch's
         raise IndexError(_torch_index_error(str(error), x._data.ndim)) from None
-    kind = _index_kind(index)
     out, ctx = record(kind, data, (x,))
     if ctx:
         ctx.index = index
+        if kind is IndexBackward0:  # torch saves the index tensors (the rule reads ctx.index)
+            ctx.save_for_backward(*_index_tensors(given, index))
     if kind is not IndexBackward0:  # ints and slices give a view (an empty one too); arrays a copy
         _view_of(out, x)
     return out
+
+
+def _index_tensors(given, index):
+    """The index arrays of x[index] as tensors to save: the caller's own tensors (so that
+    changing one in place is noticed), new ones for lists and arrays."""
+    given = given if isinstance(given, tuple) else (given,)
+    index = index if isinstance(index, tuple) else (index,)
+    return [part if isinstance(part, Tensor) else Tensor(np.asarray(array))
+            for part, array in zip(given, index)
+            if isinstance(part, (Tensor, list, np.ndarray)) and not _is_integer_scalar(part)]
 
 
 def _torch_index_error(message, ndim):

@@ -22,7 +22,8 @@ FREED_MESSAGE = (
     "calling backward."
 )
 
-TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor"}
+TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+              "int64": "LongTensor"}  # (indices: max(dim) and indexing save them)
 
 
 class SavedTensors:
