@@ -111,6 +111,7 @@ class Engine:
         self.devices = {}
         self.last_grad = {}
         self.first_version = {}
+        self.gradients = set()  # ids of autograd.grad's results (see observe)
 
     def run(self, step):
         code = step.torch_code if self.lib is torch else step.code
@@ -129,6 +130,8 @@ class Engine:
 
     def observe(self):
         seen = {}
+        # autograd.grad's results, under any other name too (t = g.float() is g itself)
+        self.gradients = {id(v) for n, v in self.names.items() if n.startswith("g")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name, value in self.names.items():
@@ -167,7 +170,7 @@ class Engine:
             "version": t._version - self.first_version.setdefault(name, t._version),
             "values": _values(t),
         }
-        if name.startswith("g") and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
+        if id(t) in self.gradients and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
             shown["grad_fn"] = "(a gradient's graph)"  # made of the rule's operations (README)
         if t.is_leaf or t.retains_grad:
             grad = t.grad
@@ -255,8 +258,7 @@ class Builder:
         self.used = set()  # tensors already an operand: a view of them may exist
         self.viewed = set()  # tensors that are a view, or have one (reshape, index, detach, ...)
         self.aliases = {}  # tensor -> the set of tensors that may share its data (itself included)
-        self.saved_needlessly = set()  # operands of * / ** whose partner needs no gradient
-        self.max_indices = set()  # max(dim)'s indices: torch saves them, this engine reads them (README)
+        self.saved_needlessly = set()  # operands of * / @ whose partner needs no gradient
         self.moved = False  # a move between devices happened (torch runs it on the CPU: no copy back)
         self.grad_results = set()  # autograd.grad's results: requires_grad_() on one may reach another
         self.shared_grads = set()  # autograd.grad's results that torch's CPU run may share (see grad)
@@ -399,7 +401,7 @@ class Builder:
         if op == "@" and torch.bool in (self.engine.names[left_tensor].dtype, self.engine.names[right_tensor].dtype):
             op = "*"  # torch's batched matmul says "not implemented for 'Bool'" before its dtype check (README)
         for mine, partner in ((left_tensor, right_tensor), (right_tensor, left_tensor)):
-            if mine and op in "*/**@" and not (partner and self.engine.names[partner].requires_grad):
+            if mine and op in ("*", "/", "@") and not (partner and self.engine.names[partner].requires_grad):
                 self.saved_needlessly.add(mine)
         return self.result(self.new_name(), f"{left} {op} {right}", [n for n in (left_tensor, right_tensor) if n])
 
@@ -427,7 +429,6 @@ class Builder:
             return self.result(self.new_name(), f"{x}.{op}()", [x])
         if op == "max":
             values, indices = self.new_name(), self.new_name()
-            self.max_indices.add(indices)
             return self.result(values, f"{x}.max(dim={self.dim(x)}{keep})", [x], f"{values}, {indices}")
         if choice == 1:
             dims = sorted({self.dim(x), self.dim(x)})
@@ -453,9 +454,18 @@ class Builder:
             return None
         length = self.engine.names[x].shape[0]
         choices = ["[0]", "[-1]", "[1:]", "[:, 0]", f"[{length}]"]
+        named = None
         if self.device(x) == "cpu" and length:  # an index tensor lives on the CPU (torch would accept it on a GPU too)
-            choices.append(f"[lib.tensor({self.draw(st.lists(st.integers(0, length - 1), min_size=1, max_size=4))!r})]")
-        return self.result(self.new_name(), f"{x}{self.pick(choices)}", [x], view=True)
+            positions = self.draw(st.lists(st.integers(0, length - 1), min_size=1, max_size=4))
+            mask = self.draw(st.lists(st.booleans(), min_size=length, max_size=length))
+            choices += [f"[lib.tensor({positions!r})]", f"[{positions!r}]", f"[lib.tensor({positions[0]})]"]
+            # a named index tensor or mask, which later steps may change in place
+            named = self.pick([f"lib.tensor({positions!r})", f"lib.tensor({mask!r})", None])
+        if named is None:
+            return self.result(self.new_name(), f"{x}{self.pick(choices)}", [x], view=True)
+        index = self.new_name("i")
+        step = self.result(self.new_name(), f"{x}[{index}]", [x], view=True)
+        return Step(f"{index} = {named}\n{step.code}", devices={**step.devices, index: "cpu"})
 
     def softmax(self):
         x = self.pick(self.tensors()) if self.tensors() else None
@@ -555,7 +565,7 @@ class Builder:
             return None  # torch rewrites the graph of a view and its base; this engine does not (README)
         if x in self.shared_grads:
             return None  # symbolic devices: torch's run may share it with another gradient (see grad)
-        if x in self.saved_needlessly or x in self.max_indices:
+        if x in self.saved_needlessly:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)

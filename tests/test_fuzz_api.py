@@ -183,6 +183,32 @@ REGRESSIONS = {
     "max(dim) over an empty dimension": [
         "x = lib.tensor([[1., 2.]], requires_grad=True)", "v, i = x[1:].max(dim=0)",
         "w, j = x[1:].max(dim=-2, keepdim=True)", "u, k = x[1:].max(dim=1)", "s, m = x[:, 2:].max(dim=-1)"],
+    "max(dim) saves its indices: a second backward fails": [
+        "x = lib.tensor([[1., 3.], [4., 2.]], requires_grad=True)", "v, i = x.max(dim=1)", "s = v.sum()",
+        "s.backward()", "s.backward()", "y = lib.tensor(2., requires_grad=True)", "w, j = y.max(dim=0)",
+        "w.backward()", "w.backward()"],
+    "max(dim) saves its indices: changed in place, they fail the backward": [
+        "x = lib.tensor([[1., 3.], [4., 2.]], requires_grad=True)", "v, i = x.max(dim=1)", "i.add_(0)",
+        "v.sum().backward()"],
+    "indexing with tensors or lists saves the indices": [
+        "x = lib.tensor([[1., 3.], [4., 2.]], requires_grad=True)", "i = lib.tensor([0, 0])", "y = x[i]",
+        "s = y.sum()", "s.backward()", "s.backward()", "z = x[[0, 1], [1, 0]]", "t = z.sum()", "t.backward()",
+        "t.backward()", "m = lib.tensor([True, False])", "u = x[m]", "m.mul_(False)", "u.sum().backward()",
+        "k = lib.tensor([1, 0])", "w = x[:, k]", "k.add_(0)", "w.sum().backward()"],
+    "a 0-d integer tensor index selects, as a number does": [
+        "x = lib.tensor([[1., 3.], [4., 2.]], requires_grad=True)", "y = x[lib.tensor(1)]", "s = y.sum()",
+        "s.backward()", "s.backward()"],
+    "x ** 2 saves only x: its result may change in place": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "y = x ** 2", "y.add_(1)", "y.sum().backward()",
+        "z = 2 ** x", "z.add_(1)", "z.sum().backward()", "e = x ** lib.tensor([2., 2.])", "e.add_(1)",
+        "e.sum().backward()"],
+    "a create_graph gradient under another name is still a gradient (the fuzzer's model)": [
+        "x = lib.tensor(-2., requires_grad=True)", "y = x.softmax(0)",
+        "g, = lib.autograd.grad(y, [x], create_graph=True)", "t = g.float()"],
+    "autograd.grad captures an input before its hooks when its node runs on": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "h = x * 3", "r = h.register_hook(lambda g: g * 10)",
+        "h.retain_grad()", "loss = (h * h).sum()", "a, b = lib.autograd.grad(loss, [h, x], retain_graph=True)",
+        "c, = lib.autograd.grad(loss, [h])"],
 }
 
 
