@@ -100,3 +100,18 @@ def test_backends_and_counts_in_the_torch_like_namespace():
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         ag.ones(2, device="cuda:2")
     assert cuda_sim.DEVICE_COUNT == 2
+
+
+def test_indexing_a_gpu_tensor_with_a_gpu_index_tensor_matches_the_cpu():
+    # x[i] with both on the device once crashed deciding the node (a device array has no truth
+    # value); the same program on the CPU is the yardstick, and torch's name for the node
+    values = np.array([[1.0, 3.0], [4.0, 2.0]])
+    results = {}
+    for device in ("cpu", "cuda"):
+        x = ag.tensor(values, requires_grad=True, device=device)
+        y = x[ag.tensor([0, 0, 1], device=device)]
+        (y * y).sum().backward()
+        results[device] = (y.grad_fn.name(), y.detach().cpu().numpy(), x.grad.cpu().numpy())
+    assert results["cuda"][0] == results["cpu"][0] == "IndexBackward0"
+    np.testing.assert_array_equal(results["cuda"][1], values[[0, 0, 1]])
+    np.testing.assert_array_equal(results["cuda"][2], results["cpu"][2])
