@@ -130,10 +130,13 @@ class Engine:
 
     def observe(self):
         seen = {}
-        # autograd.grad's results, under any other name too (t = g.float() is g itself)
-        self.gradients = {id(v) for n, v in self.names.items() if n.startswith("g")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # gradients, under any name: autograd.grad's results (t = g.float() is g itself)
+            # and .grad tensors (r = x.grad), whose graphs under create_graph are the README's
+            tensors = [(n, v) for n, v in self.names.items() if isinstance(v, (torch.Tensor, reference.Tensor))]
+            self.gradients = {id(v) for n, v in tensors if n.startswith("g")}
+            self.gradients |= {id(v.grad) for _, v in tensors if (v.is_leaf or v.retains_grad) and v.grad is not None}
             for name, value in self.names.items():
                 if name != "lib" and not name.startswith("_"):
                     seen[name] = self.show(name, value)

@@ -205,6 +205,9 @@ REGRESSIONS = {
     "a create_graph gradient under another name is still a gradient (the fuzzer's model)": [
         "x = lib.tensor(-2., requires_grad=True)", "y = x.softmax(0)",
         "g, = lib.autograd.grad(y, [x], create_graph=True)", "t = g.float()"],
+    "a create_graph .grad under another name is still a gradient (the fuzzer's model)": [
+        "x = lib.tensor(-2., requires_grad=True)", "y = x.softmax(0)", "lib.autograd.backward(y, create_graph=True)",
+        "r = x.grad"],
     "autograd.grad captures an input before its hooks when its node runs on": [
         "x = lib.tensor([1., 2.], requires_grad=True)", "h = x * 3", "r = h.register_hook(lambda g: g * 10)",
         "h.retain_grad()", "loss = (h * h).sum()", "a, b = lib.autograd.grad(loss, [h, x], retain_graph=True)",
