@@ -30,6 +30,14 @@ def _quick_repr_failure(item, excinfo):
     line (the one line, and the JSON report's message, come from it) without pytest's
     source parsing."""
     return item._repr_failure_py(excinfo, style="native")
+
+
+def _todo_repr(excinfo):
+    """No traceback for a test that reached a stub: its report only says so (see
+    pytest_runtest_makereport). A stub that is a method (katas 07 and 08) raises its own
+    NotImplementedError, which pytest would otherwise trace in full, parsing the source of
+    each frame, only for the report to throw it away: 70 tests of a fresh clone."""
+    return outcomes.todo_reason(excinfo)
 HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
 
@@ -167,12 +175,12 @@ class Grading:
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
         at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
         quick = kata is not None and not at_stub and self._shown_in_one_line(item, kata, call)
-        if quick:
-            item.repr_failure = functools.partial(_quick_repr_failure, item)
+        if at_stub or quick:
+            item.repr_failure = _todo_repr if at_stub else functools.partial(_quick_repr_failure, item)
         try:
             report = yield
         finally:
-            if quick:
+            if at_stub or quick:
                 del item.repr_failure
         if kata is None:
             return report

@@ -5,7 +5,7 @@ Each check runs pytest in a subprocess with a probe plugin beside the kit's: in-
 modules and the collector's state would be the outer run's."""
 import json
 
-from kit import write_learner_file
+from kit import make_checkout, write_learner_file
 from mutation import mutate
 from test_mutants_01 import FILE, MUTANTS, SOURCE
 
@@ -18,7 +18,22 @@ import sys
 
 import pytest
 
-seen = {"freeze_counts": [], "items_seen_by_hypothesis": [], "failures": []}
+seen = {"freeze_counts": [], "items_seen_by_hypothesis": [], "failures": [], "tracebacks_built": 0}
+
+
+def _count_tracebacks():  # pytest's own traceback of a failing test (its source parsing)
+    from _pytest.python import Function
+
+    original = Function._repr_failure_py
+
+    def _repr_failure_py(self, *args, **kwargs):
+        seen["tracebacks_built"] += 1
+        return original(self, *args, **kwargs)
+
+    Function._repr_failure_py = _repr_failure_py
+
+
+_count_tracebacks()
 
 
 def _watch_hypothesis():  # (in a process that runs tests: the probe imports nothing else)
@@ -131,3 +146,13 @@ def test_the_xdist_controller_imports_neither_torch_nor_hypothesis(checkout):
     assert "torch" not in seen["imported"], seen
     environment = json.loads((checkout.path / "report.json").read_text())["environment"]
     assert environment["torch"], environment  # the report still names torch's version
+
+
+def test_a_to_do_gets_no_traceback(checkout):
+    # Kata 07's stub is a class whose methods raise NotImplementedError themselves (not the
+    # guard's StubReached, which pytest reports as a skip): pytest would build each to-do's
+    # long traceback, parsing the source of every frame, for the report to replace it.
+    make_checkout(checkout, katas=["07_retain_graph"])
+    result, seen = probed_run(checkout, "--kata", "7")
+    assert result.parseoutcomes()["todo"] >= 20, result.outlines[-3:]
+    assert seen["tracebacks_built"] == 0, seen
