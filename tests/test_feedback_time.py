@@ -18,7 +18,9 @@ import sys
 
 import pytest
 
-seen = {"freeze_counts": [], "items_seen_by_hypothesis": [], "failures": [], "tracebacks_built": 0}
+seen = {"freeze_counts": [], "items_seen_by_hypothesis": [], "failures": [], "tracebacks_built": 0,
+        "kata_folders_looked_up_in_tests": 0}
+testing = []
 
 
 def _count_tracebacks():  # pytest's own traceback of a failing test (its source parsing)
@@ -34,6 +36,21 @@ def _count_tracebacks():  # pytest's own traceback of a failing test (its source
 
 
 _count_tracebacks()
+
+
+def _count_kata_lookups():  # a kata folder looked for on disk, while the tests run
+    from plugin.manifest import Kata
+
+    original = Kata.present
+
+    def present(self):
+        seen["kata_folders_looked_up_in_tests"] += bool(testing)
+        return original(self)
+
+    Kata.present = present
+
+
+_count_kata_lookups()
 
 
 def _watch_hypothesis():  # (in a process that runs tests: the probe imports nothing else)
@@ -63,6 +80,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_runtest_setup(item):
+    testing[:] = [True]
     _watch_hypothesis()
     seen["freeze_counts"].append(gc.get_freeze_count())
 
@@ -73,6 +91,11 @@ def pytest_runtest_logreport(report):
         entries = (chain[0][0] if chain else report.longrepr.reprtraceback).reprentries
         seen["failures"].append([report.nodeid, type(entries[0]).__name__,
                                  report.longrepr.reprcrash.message.splitlines()[0]])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    testing.clear()
 
 
 def pytest_unconfigure(config):
@@ -90,6 +113,14 @@ def probed_run(checkout, *args):
     checkout.makepyfile(probe=PROBE)
     result = checkout.runpytest_subprocess("-p", "probe", "-p", "no:randomly", *args)
     return result, json.loads((checkout.path / "probe.json").read_text())
+
+
+def test_a_kata_test_does_not_look_for_the_learner_files_again(checkout):
+    # Each kata test needs the learner files' paths (its pieces, its timer, a stub's
+    # NotImplementedError): found once per run, not ten folders looked up for each test.
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "test_add or test_sub or test_mul")
+    assert result.parseoutcomes()["todo"] == 3, result.outlines[-3:]
+    assert seen["kata_folders_looked_up_in_tests"] <= 10, seen  # (the kata's first result: find_kata)
 
 
 def test_hypothesis_asserts_are_not_rewritten(checkout):
