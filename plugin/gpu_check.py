@@ -10,12 +10,12 @@ here, with a sentence that says what to do instead.
 
 fn(lib, **tensors) builds an output; both sides run a backward from it (no seed for a
 one-element output, a fixed seed of its shape otherwise); the output and every input's
-gradient are compared (None-ness, device, dtype, values).
+gradient are compared (None-ness, device, dtype, values). The engine runs first, forward and
+backward, as in the oracle: a test that reaches a learner's stub stops before torch is needed.
 """
 import numpy as np
-import torch
 
-from .oracle import Constant, KataMismatch
+from .oracle import Constant, KataMismatch, torch_module
 
 DEVICE = "cuda"
 TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
@@ -50,29 +50,36 @@ def _where(t):
 def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs):
     __tracebackhide__ = True
     where = f"{op} on the GPU ({DEVICE})"
-    theirs = {name: torch.tensor(_array(v).astype(np.float64) if _array(v).dtype.kind == "f" else _array(v),
-                                 requires_grad=_wants_grad(v)) for name, v in inputs.items()}
     ours = {name: ag.tensor(_array(v), requires_grad=_wants_grad(v), device=DEVICE) for name, v in inputs.items()}
-    expected = fn(torch, **theirs)
     try:
         actual = fn(ag, **ours)
-        _same_numbers(f"{where}: {result_name}", _on_host(expected), actual)
-        seed = None if expected.numel() == 1 else _seed(tuple(expected.shape))
-        expected.backward(None if seed is None else torch.tensor(seed))
+        _on_the_device(f"{where}: {result_name}", actual)
+        seed = None if actual.numel() == 1 else _seed(tuple(actual.shape))
         actual.backward(None if seed is None else ag.tensor(seed.astype(_on_host(actual).dtype), device=DEVICE))
     except NotImplementedError:  # a stub: a to-do, not a mistake
         raise
     except (RuntimeError, TypeError) as error:
         raise KataMismatch(f"{where}: the engine raised {type(error).__name__}: {error}\n  {ADVICE}") from None
+    torch = torch_module()
+    theirs = {name: torch.tensor(_array(v).astype(np.float64) if _array(v).dtype.kind == "f" else _array(v),
+                                 requires_grad=_wants_grad(v)) for name, v in inputs.items()}
+    expected = fn(torch, **theirs)
+    _same_numbers(f"{where}: {result_name}", _on_host(expected), actual)
+    expected.backward(None if seed is None else torch.tensor(seed))
     for name, value in inputs.items():
         if _wants_grad(value):
             _compare_grad(where, name, _array(value).dtype, theirs[name].grad, ours[name].grad)
 
 
-def _same_numbers(what, expected, actual):
+def _on_the_device(what, actual):
     __tracebackhide__ = True
     if _where(actual) != f"{DEVICE}:0":
         raise KataMismatch(f"{what} is on {_where(actual)}, not on {DEVICE}:0\n  {ADVICE}")
+
+
+def _same_numbers(what, expected, actual):
+    __tracebackhide__ = True
+    _on_the_device(what, actual)
     got = _on_host(actual)
     rtol, atol = TOLERANCES.get(got.dtype, (1e-4, 1e-5))
     if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True):

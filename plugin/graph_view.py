@@ -2,9 +2,10 @@
 
 `pair_graphs` walks both graphs from their outputs in step (a constant operand, None in
 next_functions, is skipped on both sides so that small differences of structure line up),
-`record_gradients` hooks every paired node, and `locate` finds the first node, in backward
-order, that received the right gradient but passed a wrong one on. `draw` prints the graph
-as a small tree with that node marked.
+`record_gradients` hooks nodes (torch's paired ones; every node of the engine's graph, found
+by `graph_nodes`, as the engine runs before torch's graph is there to pair with), and
+`locate` finds the first node, in backward order, that received the right gradient but
+passed a wrong one on. `draw` prints the graph as a small tree with that node marked.
 """
 import numpy as np
 
@@ -34,6 +35,19 @@ def pair_graphs(engine_root, torch_root):
         if len(our_children) == len(their_children):
             stack.extend(zip(our_children, their_children))
     return pairs
+
+
+def graph_nodes(root):
+    """Every node of the graph under `root` (itself included), once each."""
+    found, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(_children(node))
+    return found
 
 
 def _to_numpy(grad):

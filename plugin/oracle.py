@@ -1,7 +1,10 @@
 """The oracle: the same test code run on torch and on the engine, the results compared.
 
-Torch runs first, in float64, on copies of the inputs, so nothing a learner's code does can
-change its answer. Then the engine runs on the inputs as given (float32 stays float32).
+The engine runs first, on the inputs as given (float32 stays float32): a test that reaches a
+learner's stub stops there, a to-do, before torch is needed (a run whose tests all stop at a
+stub, a fresh clone's, never imports it: a second of start-up, in each pytest-xdist worker).
+Then torch runs, in float64; each side has its own copies of the inputs, so nothing a
+learner's code does to them can change torch's answer.
 
 - `check_grads(fn, **inputs)`: fn(lib, **tensors) builds an output; both sides run a
   backward from it; the output, and every input's gradient (None-ness, shape, dtype,
@@ -15,11 +18,17 @@ change its answer. Then the engine runs on the inputs as given (float32 stays fl
 import warnings
 
 import numpy as np
-import torch
 
 from reference.toposort import topological_order
 
 from . import graph_view
+
+
+def torch_module():
+    """torch, imported where the oracle first needs it (see above), not with this module."""
+    import torch
+
+    return torch
 
 
 class KataMismatch(AssertionError):
@@ -56,16 +65,12 @@ def _make_inputs(lib, inputs, float64):
         array = np.array(_unwrap(value), copy=True)
         if array.dtype.kind == "f" and float64:
             array = array.astype(np.float64)
-        if lib is torch:
-            tensors[name] = torch.tensor(array, requires_grad=_wants_grad(value))
-        else:
-            tensors[name] = lib.tensor(array, requires_grad=_wants_grad(value))
+        tensors[name] = lib.tensor(array, requires_grad=_wants_grad(value))
     return tensors
 
 
 def _numpy(t):
-    if isinstance(t, torch.Tensor):
-        return t.detach().cpu().numpy()
+    # A copy, of torch's tensors too: knowing which is which would take importing torch.
     return np.array(t.detach().cpu().numpy())
 
 
@@ -86,9 +91,13 @@ class Oracle:
         derivative, for a test of second derivatives)."""
         __tracebackhide__ = True
         op = op or getattr(fn, "__name__", "the operation")
-        expected = self._run_backward(torch, fn, inputs, float64=True)
         actual = self._run_backward(self.ag, fn, inputs, float64=False)
         try:
+            # The engine's backward before torch's forward (a stub is a to-do at once): the
+            # gradients of every node of its graph are kept, for pairing with torch's after.
+            actual["nodes"] = graph_view.graph_nodes(actual["root"]) if "root" in actual else []
+            actual["records"] = self._backward(actual, actual["nodes"], self.ag, op)
+            expected = self._run_backward(torch_module(), fn, inputs, float64=True)
             self._compare_outputs(op, result_name, expected, actual)
             for name in inputs:
                 if _wants_grad(inputs[name]):
@@ -105,18 +114,21 @@ class Oracle:
             run["root"] = out.grad_fn
         return run
 
-    def _backward(self, run, pairs_side, lib, op=""):
+    def _backward(self, run, nodes, lib, op=""):
+        """Run the backward pass of `run`; the gradients `nodes` received and passed on."""
         out = run["out"]
         seed = None if out.numel() == 1 else _seed_for(tuple(out.shape))
         if seed is not None:
-            seed = torch.tensor(seed) if lib is torch else lib.tensor(seed.astype(_numpy(out).dtype))
-        records, handles = graph_view.record_gradients(pairs_side)
+            if lib is self.ag:  # in the output's dtype: float32 stays float32
+                seed = seed.astype(_numpy(out).dtype)
+            seed = lib.tensor(seed)
+        records, handles = graph_view.record_gradients(nodes)
         try:
             out.backward(seed)
         except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
             raise KataMismatch(f"{op}: {_rule_error(error)}") from error
         except RuntimeError as error:
-            if lib is torch:
+            if lib is not self.ag:  # torch
                 raise
             unbroadcast = _unbroadcast_shape_error(error)
             if unbroadcast:
@@ -142,8 +154,8 @@ class Oracle:
         pairs = []
         if "root" in expected and "root" in actual:
             pairs = graph_view.pair_graphs(actual["root"], expected["root"])
-        expected["records"] = self._backward(expected, [t for _, t in pairs], torch)
-        actual["records"] = self._backward(actual, [o for o, _ in pairs], self.ag, op)
+        expected["records"] = self._backward(expected, [t for _, t in pairs], torch_module())
+        actual["records"] = _records_by_pair(actual["nodes"], actual["records"], pairs)
         actual["pairs"] = pairs
         if actual["value"].shape != expected["value"].shape or not graph_view._close(
             actual["value"].astype(np.float64), expected["value"].astype(np.float64),
@@ -197,14 +209,23 @@ class Oracle:
     def compare(self, fn, error_phrase=None, **inputs):
         """Run fn(lib, **tensors) on both; results, errors and warnings must agree."""
         __tracebackhide__ = True
+        actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))  # a stub: a to-do here
+        torch = torch_module()
         expected = _outcome(torch, fn, _make_inputs(torch, inputs, float64=True))
-        actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))
         if expected["error"] is not None or actual["error"] is not None:
             _compare_errors(expected["error"], actual["error"], error_phrase)
         else:
             _compare_values(expected["value"], actual["value"], "the result")
         _compare_warnings(expected["warnings"], actual["warnings"])
         return actual["value"]
+
+
+def _records_by_pair(nodes, records, pairs):
+    """The engine's records, kept for each node of its graph (`nodes`, in the order hooked),
+    keyed instead by the pair each node is in, as torch's are."""
+    hooked = {id(node): index for index, node in enumerate(nodes)}
+    return {index: records[hooked[id(ours)]] for index, (ours, _) in enumerate(pairs)
+            if hooked.get(id(ours)) in records}
 
 
 def _rule_error(error):
@@ -324,8 +345,8 @@ def _compare_warnings(expected, actual):
         raise KataMismatch(f"torch warns {want or 'nothing'}; the engine warns {got or 'nothing'}")
 
 
-def _is_tensor(value):
-    return isinstance(value, torch.Tensor) or hasattr(value, "grad_fn") and hasattr(value, "numpy")
+def _is_tensor(value):  # torch's or the engine's (without importing torch to tell)
+    return hasattr(value, "grad_fn") and hasattr(value, "numpy")
 
 
 def _compare_values(expected, actual, what):

@@ -39,3 +39,22 @@ def test_a_stub_stays_a_stub():
 
     with pytest.raises(NotImplementedError):
         check_grads_on_gpu(ag, stub, op="a stub", x=X)
+
+
+def test_the_engine_runs_first_so_a_stub_stops_the_test_before_torch():
+    # As in the oracle: a test that reaches a learner's stub (here in the backward pass) is a
+    # to-do, decided before torch's side is needed.
+    from plugin.outcomes import StubReached
+
+    ran = []
+
+    def stub_rule(ctx, grad):
+        raise StubReached("reached the stub of tanh_backward: not written yet")
+
+    def fn(lib, x):
+        ran.append(lib.__name__)
+        return x.tanh()
+
+    with ag.pieces.swapped({"tanh_backward": stub_rule}), pytest.raises(StubReached):
+        check_grads_on_gpu(ag, fn, op="tanh(x)", x=X)
+    assert ran == ["reference"], ran

@@ -122,3 +122,41 @@ def test_assemble_outside_pytest(tmp_path):
             plugin.assemble("learner", kata="nope")
     finally:
         pieces.restore_reference()
+
+
+def test_the_engine_runs_first_so_a_stub_stops_the_test_before_torch(oracle):
+    # A test that reaches a learner's stub is a to-do; torch's side (and `import torch`, a
+    # second of a fresh clone's run) is not needed for it.
+    from plugin.outcomes import StubReached
+
+    for check in (oracle.check_grads, oracle.compare):
+        ran = []
+
+        def stub(lib, a):
+            ran.append(lib.__name__)
+            if lib is reference:
+                raise StubReached("reached the stub of mul_backward: not written yet")
+            return a * 2
+
+        with pytest.raises(StubReached):
+            check(stub, a=A)
+        assert ran == ["reference"], (check.__name__, ran)
+
+
+def test_a_stub_in_the_engines_backward_stops_check_grads_before_torch(oracle):
+    # The stub of a backward rule is reached in the engine's backward pass: it runs before
+    # torch's forward (the engine's graph is paired with torch's afterwards).
+    from plugin.outcomes import StubReached
+
+    ran = []
+
+    def stub_rule(ctx, grad):
+        raise StubReached("reached the stub of exp_backward: not written yet")
+
+    def fn(lib, a):
+        ran.append(lib.__name__)
+        return a.exp()
+
+    with pieces.swapped({"exp_backward": stub_rule}), pytest.raises(StubReached):
+        oracle.check_grads(fn, a=A)
+    assert ran == ["reference"], ran
