@@ -99,7 +99,9 @@ def pytest_sessionfinish(session):
 
 
 def pytest_unconfigure(config):
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller reports
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller reports the rest
+        with open(f"probe-{config.workerinput['workerid']}.json", "w") as f:
+            json.dump({"imported": _imported()}, f)
         return
     loader = type(getattr(sys.modules.get("hypothesis.core"), "__loader__", None)).__name__
     seen["hypothesis_loader"] = loader
@@ -187,3 +189,17 @@ def test_a_to_do_gets_no_traceback(checkout):
     result, seen = probed_run(checkout, "--kata", "7")
     assert result.parseoutcomes()["todo"] >= 20, result.outlines[-3:]
     assert seen["tracebacks_built"] == 0, seen
+
+
+def test_a_fresh_clone_is_graded_without_importing_torch(pytester):
+    # Every test of a fresh clone stops at a learner's stub, and torch's side of a test comes
+    # after the learner's (the oracle runs the engine first; no kata test file imports torch
+    # before its test has run the learner's code): a second of start-up saved, per process.
+    make_checkout(pytester)
+    for workers in (), ("-n", "2"):
+        result, seen = probed_run(pytester, *workers)
+        assert result.ret == 0 and result.parseoutcomes()["todo"] >= 500, result.outlines[-3:]
+        assert "torch" not in seen["imported"], seen
+        for worker in ("gw0", "gw1") if workers else ():
+            imported = json.loads((pytester.path / f"probe-{worker}.json").read_text())["imported"]
+            assert imported == ["hypothesis"], (worker, imported)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-import torch
+# torch: imported in the tests, after your code ran (a kata not started never waits for it)
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
@@ -120,6 +120,7 @@ def test_unbroadcast_directly(ag, grad_shape, shape, dtype):
     assert isinstance(got, ag.Tensor), f"{call} returned a {type(got).__name__}, not a Tensor"
     assert tuple(got.shape) == shape, f"{call} has shape {tuple(got.shape)}; it must be exactly {shape}"
     assert got.dtype == dtype, f"{call} is {got.dtype}; it must keep grad's dtype, {np.dtype(dtype)}"
+    import torch
     expected = torch.tensor(g).sum_to_size(shape).numpy()
     mine = np.asarray(got.detach().numpy(), dtype=np.float64)
     copies = math.prod(grad_shape) // max(math.prod(shape), 1)

@@ -95,7 +95,6 @@ def test_every_call_starts_afresh(ag):
     """The engine calls your function once per backward pass: a graph kept with retain_graph
     is sorted again, and the second order must be whole too (keep no state between calls)."""
     import numpy as np
-    import torch
 
     x = ag.tensor([0.5, -1.0], requires_grad=True)
     h = x.sigmoid()
@@ -103,6 +102,8 @@ def test_every_call_starts_afresh(ag):
     roots = [y.grad_fn]
     assert_valid_order(piece(ag)(roots), roots)
     assert_valid_order(piece(ag)(roots), roots)  # the same graph, a second time
+    import torch  # (after your code: a stub stops the test before torch is imported)
+
     results = []
     for lib in (torch, ag):
         x = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
@@ -156,16 +157,18 @@ def test_a_100000_deep_chain(ag):
 def test_the_engine_uses_your_order(ag):
     """A whole backward pass runs in your order: the gradients must equal torch's."""
     import numpy as np
-    import torch
 
-    results = []
-    for lib in (torch, ag):
+    def gradient(lib):
         x = lib.tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
         h = x.tanh()
         y = (h * h.exp() + h.sigmoid() * x).sum()
         y.backward()
-        results.append(x.grad.detach().numpy())
-    np.testing.assert_allclose(results[1], results[0], rtol=1e-10)
+        return x.grad.detach().numpy()
+
+    mine = gradient(ag)  # yours first: a stub stops the test before torch is imported
+    import torch
+
+    np.testing.assert_allclose(mine, gradient(torch), rtol=1e-10)
 
 
 # --- on the GPU (issue 14): the order does not depend on where the tensors live ---------------

@@ -401,16 +401,16 @@ def test_fan_out_and_accumulation_on_the_gpu(ag):
 
 @pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
 def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
+    x = ag.tensor(X, requires_grad=True, device="cuda")
+    objects = []
+    for _ in range(3):  # yours first: a stub stops the test before torch is imported
+        backward((x ** 3).sum(), create_graph=create_graph)
+        objects.append(x.grad)
     import torch
 
     expected = torch.tensor(X, requires_grad=True)
-    x = ag.tensor(X, requires_grad=True, device="cuda")
-    objects = []
-    for lib, leaf in ((torch, expected), (ag, x)):
-        for _ in range(3):
-            backward((leaf ** 3).sum(), create_graph=create_graph)
-            if lib is ag:
-                objects.append(x.grad)
+    for _ in range(3):
+        backward((expected ** 3).sum(), create_graph=create_graph)
     assert str(x.grad.device) == "cuda:0", (
         f"x is on cuda:0 and its .grad on {x.grad.device}: keep the gradient where it is (tensor "
         "operations, grad.clone()), never through numpy")

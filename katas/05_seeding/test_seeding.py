@@ -1,7 +1,7 @@
 """Kata 05 tests: make_root_grads, graded directly and through backward() against torch."""
 import numpy as np
 import pytest
-import torch
+# torch: imported in the tests, after your code ran (a kata not started never waits for it)
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
@@ -43,6 +43,7 @@ def same_error_as_torch(oracle, ag, fn):
     exact words (a learner searching the web for the message finds torch's answers)."""
     __tracebackhide__ = True
     oracle.compare(fn)  # the type and torch's key phrase, with both messages on a mismatch
+    import torch
     theirs, mine = _raised(torch, fn), _raised(ag, fn)
     assert str(mine) == str(theirs), (
         "the right error, but not torch's exact words:\n"
@@ -400,6 +401,7 @@ def test_seeds_on_the_gpu(ag, case):
         f"the output is on cuda:0 and its seed on {seed.device}: make the ones like the output "
         "(ag.ones_like(output) or output.new_ones(output.shape)), which puts them on its device")
     y.backward(g)
+    import torch
     theirs = torch.tensor(array(1.0, 2.0, -0.5), requires_grad=True)
     y_t, g_t = GPU_SEEDS[case](torch, theirs)
     y_t.backward(g_t)

@@ -4,7 +4,7 @@ import weakref
 
 import numpy as np
 import pytest
-import torch
+# torch: imported in the tests, after your code ran (a kata not started never waits for it)
 
 FREED = "Trying to backward through the graph a second time"
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -396,6 +396,7 @@ def test_the_inplace_message_is_torchs_in_full(ag, name):
     """Which tensor (type and shape), whose output it is (no "which is output" for a leaf or a
     constant), its version now and when saved: all as torch says them."""
     reach(ag)
+    import torch
     expected = _inplace_message(torch, INPLACE_SCENARIOS[name])
     actual = _inplace_message(ag, INPLACE_SCENARIOS[name])
     assert expected.startswith(MODIFIED)

@@ -4,7 +4,7 @@ Each function under test is built twice from the same code, once on torch and on
 engine (`lib`), so that torch.autograd.functional gives the expected answer."""
 import numpy as np
 import pytest
-import torch
+# torch: imported in the tests, after your code ran (a kata not started never waits for it)
 
 RNG = np.random.default_rng(9)
 
@@ -74,6 +74,7 @@ def call(what, function, *args):
 def test_jacobian_equals_torchs(ag, solution, name):
     x = RNG.normal(size=3)
     actual = call("jacobian", solution.jacobian, VECTOR_FUNCTIONS[name](ag), ag.tensor(x, requires_grad=True))
+    import torch
     expected = torch.autograd.functional.jacobian(VECTOR_FUNCTIONS[name](torch), torch.tensor(x))
     assert_close(actual, expected, f"jacobian of {name}")
 
@@ -86,6 +87,7 @@ def test_jacobian_keeps_both_shapes(ag, solution, shape):
         return lambda t: (t.exp() * 0.5).reshape(-1) if t.ndim else (t * lib.tensor([1.0, -2.0, 3.0]))
 
     actual = call("jacobian", solution.jacobian, f(ag), ag.tensor(x))
+    import torch
     expected = torch.autograd.functional.jacobian(f(torch), torch.tensor(x))
     assert_close(actual, expected, f"jacobian at an x of shape {shape}")
 
@@ -125,6 +127,7 @@ def test_hvp_equals_torchs(ag, solution, name):
     x, v = RNG.normal(size=shape), RNG.normal(size=shape)
     actual = call("hessian_vector_product", solution.hessian_vector_product,
                   SCALAR_FUNCTIONS[name](ag), ag.tensor(x), ag.tensor(v))
+    import torch
     _, expected = torch.autograd.functional.hvp(SCALAR_FUNCTIONS[name](torch), torch.tensor(x), torch.tensor(v))
     if hasattr(actual, "detach") and not values(actual).any() and expected.abs().max() > 0:
         pytest.fail(f"hessian_vector_product of {name} gave zeros, torch's is not zero: the first "
@@ -163,6 +166,7 @@ def penalty_case(shape, alpha_shape):
 
 
 def torch_penalty(case):
+    import torch
     weights = [torch.tensor(w, requires_grad=True) for w in case["weights"]]
     critic = make_critic(torch, weights)
     real, fake, alpha = (torch.tensor(case[k]) for k in ("real", "fake", "alpha"))
@@ -233,6 +237,7 @@ def test_hvp_of_a_function_with_a_constant_gradient_is_zero(ag, solution, name):
     weight = ag.tensor(w, requires_grad=True)
     actual = call("hessian_vector_product", solution.hessian_vector_product,
                   CONSTANT_GRADIENT[name](ag, weight), ag.tensor(x), ag.tensor(v))
+    import torch
     _, expected = torch.autograd.functional.hvp(
         CONSTANT_GRADIENT[name](torch, torch.tensor(w, requires_grad=True)), torch.tensor(x), torch.tensor(v))
     assert_close(actual, expected, f"hessian_vector_product of {name}")
@@ -296,6 +301,7 @@ def test_the_callers_tensors_are_left_as_they_were(ag, solution, function, requi
     first, second = run(), run()
     for name, t in (("x", x), ("f's weight", w), ("v", v)):
         assert_unchanged(before[name], t, f"{function}: {name}")
+    import torch
     tw = torch.tensor(w0, requires_grad=True)
     if function == "jacobian":
         expected = torch.autograd.functional.jacobian(f(torch, tw), torch.tensor(x0))

@@ -2,7 +2,7 @@
 graded against torch running the same network in float64."""
 import numpy as np
 import pytest
-import torch
+# torch: imported in the tests, after your code ran (a kata not started never waits for it)
 
 from plugin.speed import count_node_runs
 
@@ -20,6 +20,7 @@ def problem(seed=10, batch=12, sizes=SIZES):
 
 
 def torch_loss(weights, x, labels):
+    import torch
     h = torch.tensor(x)
     for i in range(0, len(weights), 2):
         h = h @ weights[i] + weights[i + 1]
@@ -29,6 +30,7 @@ def torch_loss(weights, x, labels):
 
 
 def torch_curve(weights, x, labels, lr, steps):
+    import torch
     params = [torch.tensor(w, requires_grad=True) for w in weights]
     losses = []
     for _ in range(steps):
@@ -62,6 +64,7 @@ def translate(error, what="the second backward found the shared trunk's saved te
 def test_the_forward_pass_and_loss_equal_torchs(ag, solution):
     weights, x, labels = problem()
     loss = solution.cross_entropy(solution.mlp_forward([ag.tensor(w) for w in weights], ag.tensor(x)), labels)
+    import torch
     expected = torch_loss([torch.tensor(w) for w in weights], x, labels).item()
     assert loss.numel() == 1, f"cross_entropy must return one number, got shape {tuple(loss.shape)}"
     assert_close(loss.item(), expected, "the loss differs from torch's", rtol=1e-10)
@@ -119,6 +122,7 @@ def test_multitask_gradients_equal_torchs(ag, solution, strategy):
         getattr(solution, strategy)(loss1, loss2)
     except RuntimeError as error:
         translate(error)
+    import torch
     t_leaves, t1, t2 = two_heads(torch, weights, x)
     (t1 + t2).backward()
     for name, mine, theirs in zip(("W (trunk)", "V1 (head 1)", "V2 (head 2)"), leaves, t_leaves):
@@ -167,6 +171,7 @@ def test_one_call_for_all_weights_runs_each_node_once(ag, solution):
     loss = solution.cross_entropy(solution.mlp_forward(params, ag.tensor(x)), labels)
     with count_node_runs() as runs:
         grads = solution.grads_all_at_once(loss, params)
+    import torch
     t_params = [torch.tensor(w, requires_grad=True) for w in weights]
     expected = torch.autograd.grad(torch_loss(t_params, x, labels), t_params)
     assert len(grads) == len(params), f"one gradient per weight: got {len(grads)} for {len(params)}"
@@ -213,6 +218,7 @@ def test_cross_entropy_of_large_logits_is_finite(ag, solution):
     labels = np.array([1, 1, 0])
     mine = ag.tensor(logits, requires_grad=True)
     loss = solution.cross_entropy(mine, labels)
+    import torch
     theirs = torch.tensor(logits, requires_grad=True)
     expected = torch.nn.functional.cross_entropy(theirs, torch.tensor(labels))
     expected.backward()
@@ -230,6 +236,7 @@ def test_the_forward_pass_at_other_depths(ag, solution, sizes):
     """Every layer but the last is followed by sigmoid, however many layers there are."""
     weights, x, labels = problem(seed=11, batch=5, sizes=sizes)
     logits = solution.mlp_forward([ag.tensor(w) for w in weights], ag.tensor(x))
+    import torch
     h = torch.tensor(x)
     for i in range(0, len(weights), 2):
         h = h @ torch.tensor(weights[i]) + torch.tensor(weights[i + 1])
@@ -262,6 +269,7 @@ def test_the_gradient_helpers_leave_the_weights_as_they_were(ag, solution, helpe
     for p in params:
         p.grad = ag.ones_like(p)
     before = snapshot(params)
+    import torch
     t_params = [torch.tensor(w, requires_grad=True) for w in weights]
     expected = torch.autograd.grad(torch_loss(t_params, x, labels), t_params)
     for attempt in ("first", "second"):
@@ -289,6 +297,7 @@ def test_multitask_adds_to_a_grad_already_there(ag, solution, strategy):
         getattr(solution, strategy)(loss1, loss2)
     except RuntimeError as error:
         translate(error)
+    import torch
     t_leaves, t1, t2 = two_heads(torch, weights, x)
     (t1 + t2).backward()
     for name, mine, theirs in zip(("W (trunk)", "V1 (head 1)", "V2 (head 2)"), leaves, t_leaves):
