@@ -138,6 +138,17 @@ def test_what_was_collected_is_frozen_out_of_the_collectors_sight(checkout):
     assert seen["freeze_counts"] and all(count > 10_000 for count in seen["freeze_counts"]), seen
 
 
+def test_torch_imported_by_a_test_is_frozen_out_of_the_collectors_sight_too(checkout):
+    # torch comes with the first test that reaches torch's side, after the freeze at
+    # collection: its 150,000 objects are frozen after that test, or every full collection
+    # (between tests, at exit) would walk them again.
+    write_learner_file(checkout, KATA, FILE, SOURCE)  # kata 01 done
+    result, seen = probed_run(checkout, "--kata", "1", "-k", "test_add or test_sub")
+    result.assert_outcomes(passed=2)
+    first, second = seen["freeze_counts"]
+    assert second - first > 100_000, seen["freeze_counts"]
+
+
 def test_a_failing_case_is_not_formatted_by_pytest_while_shrinking(checkout):
     mutant = next(m for m in MUTANTS if m.name == "forgets the chain rule in mul")
     write_learner_file(checkout, KATA, FILE, mutate(SOURCE, mutant))
