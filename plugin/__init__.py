@@ -27,6 +27,7 @@ Registered by the root conftest.py. Its parts, one idea per module:
     learner_output.py  a learner's printed output: once per kata, cut to a few KB
     patches.py     learner files that patch the engine, numpy or torch: flagged and put back
     report.py      the JSON report of a run (--kata-report)
+    workers.py     -n N turned off where fewer than two katas are started (nothing to share out)
 
     gradescope.py  the report as Gradescope's results.json (--kata-report-format gradescope)
 
@@ -48,6 +49,9 @@ _PREVIOUS_ROOT = pytest.StashKey()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
+    from .workers import run_serially_if_nothing_to_share
+
+    run_serially_if_nothing_to_share(config)
     # Under pytest-xdist, keep each kata's tests on one worker and in order (speed tests wait
     # for the kata's correctness tests).
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
@@ -60,7 +64,7 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import collector, examples, interrupts, patches, runaway
+    from . import collector, examples, interrupts, patches, runaway, workers
     from .assembly import forget_learner_modules
     from .grading import Grading
     from .run_checks import RunChecks
@@ -81,6 +85,7 @@ def pytest_configure(config):
     config.pluginmanager.register(collector, "autograd-katas-collector")
     config.pluginmanager.register(examples, "autograd-katas-examples")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
+    config.pluginmanager.register(workers, "autograd-katas-workers")
     interrupts.install()
     ignore_benchmark_warnings(config)
     if not _xdist_controller(config):  # it runs no test: hypothesis (0.5 s) only in workers

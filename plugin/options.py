@@ -71,6 +71,13 @@ def pytest_addoption(parser):
         "is done: for CI and classroom autograding",
     )
     group.addoption(
+        "--kata-keep-workers",
+        action="store_true",
+        default=False,
+        help="keep -n's workers even when fewer than two katas are started (the kit runs those "
+        "in one process: a kata's tests share a worker, so workers only add their start-up)",
+    )
+    group.addoption(
         "--kata-learner",
         default=None,
         metavar="NAME",

@@ -86,7 +86,7 @@ def test_no_benchmark_table_unless_asked(checkout, monkeypatch):
 
 def test_no_benchmark_warning_under_xdist(checkout):
     write_learner_file(checkout, KATA, "rules.py", learner_source("rules"))
-    result = checkout.runpytest_subprocess("--kata", "1", "-n", "2")
+    result = checkout.runpytest_subprocess("--kata", "1", "-n", "2", "--kata-keep-workers")
     out = result.stdout.str()
     assert result.ret == 0, out
     assert "Benchmark" not in out, out

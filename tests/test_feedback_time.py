@@ -5,7 +5,7 @@ Each check runs pytest in a subprocess with a probe plugin beside the kit's: in-
 modules and the collector's state would be the outer run's."""
 import json
 
-from kit import make_checkout, write_learner_file
+from kit import learner_source, make_checkout, write_learner_file
 from mutation import mutate
 from test_mutants_01 import FILE, MUTANTS, SOURCE
 
@@ -182,7 +182,8 @@ def test_only_the_failure_shown_in_full_gets_pytests_long_traceback(checkout):
 def test_the_xdist_controller_imports_neither_torch_nor_hypothesis(checkout):
     # It runs no test, and starts its workers once configured: each of them imports both
     # (a second or so each), the controller need not before them.
-    result, seen = probed_run(checkout, "-n", "2", "--kata", "1", "-k", "test_add or test_sub",
+    result, seen = probed_run(checkout, "-n", "2", "--kata-keep-workers", "--kata", "1",
+                              "-k", "test_add or test_sub",
                               "--kata-report", "report.json")
     result.stdout.fnmatch_lines(["*2 workers*", "*2 todo in*"])  # the workers ran both
     assert seen["imported_at_start"] == [], seen  # the workers start without waiting for them
@@ -207,10 +208,34 @@ def test_a_fresh_clone_is_graded_without_importing_torch(pytester):
     # after the learner's (the oracle runs the engine first; no kata test file imports torch
     # before its test has run the learner's code): a second of start-up saved, per process.
     make_checkout(pytester)
-    for workers in (), ("-n", "2"):
+    for workers in (), ("-n", "2", "--kata-keep-workers"):
         result, seen = probed_run(pytester, *workers)
         assert result.ret == 0 and result.parseoutcomes()["todo"] >= 500, result.outlines[-3:]
         assert "torch" not in seen["imported"], seen
         for worker in ("gw0", "gw1") if workers else ():
             imported = json.loads((pytester.path / f"probe-{worker}.json").read_text())["imported"]
             assert imported == ["hypothesis"], (worker, imported)
+
+
+def test_a_run_with_fewer_than_two_katas_started_goes_serial(pytester):
+    # Under -n 2 a kata's tests share one worker: with fewer than two katas started there is
+    # nothing to share out, and the workers would only add their start-up (plugin/workers.py).
+    make_checkout(pytester, katas=["01_elementwise_rules", "03_toposort", "04_accumulation"])
+    serial = "*autograd-katas: one process, not -n 2: {} started yet*"
+    fresh = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")
+    fresh.stdout.fnmatch_lines([serial.format("no kata")])
+    fresh.stdout.no_fnmatch_line("*2 workers*")
+    assert fresh.ret == 0 and fresh.parseoutcomes()["todo"] >= 50, fresh.outlines[-3:]
+    kept = pytester.runpytest_subprocess("-n", "2", "--kata-keep-workers", "-p", "no:randomly")
+    kept.stdout.fnmatch_lines(["*2 workers*"])
+    kept.stdout.no_fnmatch_line("*one process*")
+
+    write_learner_file(pytester, "03_toposort", "toposort.py", learner_source("toposort"))
+    one = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "-k", "not speed")
+    one.stdout.fnmatch_lines([serial.format("one kata")])
+    one.stdout.no_fnmatch_line("*2 workers*")
+
+    write_learner_file(pytester, "04_accumulation", "accumulate.py", "# started: nothing yet\n")
+    two = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "-k", "not speed")
+    two.stdout.fnmatch_lines(["*2 workers*"])
+    two.stdout.no_fnmatch_line("*one process*")

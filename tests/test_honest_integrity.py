@@ -119,7 +119,8 @@ def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeyp
         from plugin.oracle import Oracle
         Oracle.check_grads = lambda *args, **kwargs: None
     '''))
-    result = checkout.runpytest_subprocess("-n", "2", "--kata", "3", "--kata-report", "r.json", timeout=300)
+    result = checkout.runpytest_subprocess("-n", "2", "--kata-keep-workers", "--kata", "3", "--kata-report", "r.json",
+                                           timeout=300)
     assert kata_row(result, KATA)[1] == "in progress", result.stdout.str()
     data = json.loads((checkout.path / "r.json").read_text())
     entry = next(e for e in data["katas"] if e["kata"] == KATA)

@@ -101,7 +101,7 @@ def test_a_run_that_stops_early_grades_part_of_a_kata(checkout):
 def test_under_xdist_the_controller_finds_the_same_partial_run(checkout, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     write_learner_file(checkout, KATA, "toposort.py", KAHN)
-    result = checkout.runpytest_subprocess("-n", "2", "--kata", "3", "-k", "chain or single",
+    result = checkout.runpytest_subprocess("-n", "2", "--kata-keep-workers", "--kata", "3", "-k", "chain or single",
                                            "--kata-report", "r.json", timeout=300)
     assert kata_row(result, KATA)[1] == "in progress", result.stdout.str()
     data, entry = _entry(checkout.path / "r.json")

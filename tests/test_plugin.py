@@ -184,7 +184,7 @@ def test_later_failures_of_a_kata_are_one_line_unless_verbose(checkout):
 def test_xdist_gives_the_same_table(checkout):
     write_learner_file(checkout, "03_toposort", "toposort.py", KAHN)
     serial = checkout.runpytest_subprocess(timeout=300)
-    parallel = checkout.runpytest_subprocess("-n", "2", timeout=300)
+    parallel = checkout.runpytest_subprocess("-n", "2", "--kata-keep-workers", timeout=300)
     assert table_rows(parallel.outlines) == table_rows(serial.outlines)
     assert ("03_toposort", "12/12", "done") in table_rows(parallel.outlines)
     # pytest-benchmark is off under xdist: the plugin's own timer gives the ratio

@@ -111,7 +111,7 @@ def test_an_endless_loop_under_hypothesis_fails_its_tests_and_the_run_goes_on(py
 def test_an_endless_loop_under_xdist_fails_its_tests_and_the_run_goes_on(pytester):
     runaway_checkout(pytester)
     result = pytester.runpytest_subprocess(
-        "-n", "2", "--kata-timeout", str(LIMIT), "--kata-report", "r.json", "-p", "no:randomly",
+        "-n", "2", "--kata-keep-workers", "--kata-timeout", str(LIMIT), "--kata-report", "r.json", "-p", "no:randomly",
         timeout=RUN_LIMIT,
     )
     check_runaway_run(pytester, result)

@@ -61,7 +61,7 @@ def test_a_report_holds_the_learner_the_environment_and_each_test_in_file_order(
 def test_under_xdist_the_controller_writes_the_same_report(checkout, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     serial = checkout.runpytest("--kata", "3", "-k", "not speed", "--kata-report", "serial.json")
-    parallel = checkout.runpytest_subprocess("-n", "2", "--kata", "3", "-k", "not speed",
+    parallel = checkout.runpytest_subprocess("-n", "2", "--kata-keep-workers", "--kata", "3", "-k", "not speed",
                                              "--kata-report", "parallel.json", timeout=300)
     assert parallel.ret == serial.ret == 0, parallel.stdout.str()
     one, two = (json.loads((checkout.path / name).read_text()) for name in ("serial.json", "parallel.json"))
