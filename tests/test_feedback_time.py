@@ -229,6 +229,12 @@ def test_a_run_with_fewer_than_two_katas_started_goes_serial(pytester):
     kept = pytester.runpytest_subprocess("-n", "2", "--kata-keep-workers", "-p", "no:randomly")
     kept.stdout.fnmatch_lines(["*2 workers*"])
     kept.stdout.no_fnmatch_line("*one process*")
+    # tests that are not katas (the kit's own, say) keep their workers
+    (pytester.path / "elsewhere").mkdir()
+    (pytester.path / "elsewhere" / "test_other.py").write_text("def test_one():\n    pass\n")
+    other = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "elsewhere")
+    other.stdout.fnmatch_lines(["*2 workers*", "*1 passed*"])
+    other.stdout.no_fnmatch_line("*one process*")
 
     write_learner_file(pytester, "03_toposort", "toposort.py", learner_source("toposort"))
     one = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly", "-k", "not speed")
