@@ -229,20 +229,27 @@ def _records_by_pair(nodes, records, pairs):
             if hooked.get(id(ours)) in records}
 
 
+def _node_frames(error):
+    """(method name, node, the frame's locals, its traceback entry) for each frame of
+    `error`'s traceback that runs a method of a graph node, outermost first."""
+    tb = error.__traceback__
+    while tb is not None:
+        node = tb.tb_frame.f_locals.get("self")
+        if hasattr(node, "kind"):
+            yield tb.tb_frame.f_code.co_name, node, tb.tb_frame.f_locals, tb
+        tb = tb.tb_next
+
+
 def _rule_error(error):
     """A numpy error raised inside a backward rule, in a sentence that names the rule, the
     gradient's shape it got and the shapes it had to return."""
     rule, got, wanted = None, None, None
-    tb = error.__traceback__
-    while tb is not None:  # the innermost node call (or unbroadcast) wins
-        frame_locals = tb.tb_frame.f_locals
-        node = frame_locals.get("self")
-        if tb.tb_frame.f_code.co_name == "__call__" and hasattr(node, "kind"):
+    for method, node, frame_locals, _ in _node_frames(error):  # the innermost node call (or unbroadcast) wins
+        if method == "__call__":
             rule, got = node.kind.rule, frame_locals.get("grad")
             wanted = " and ".join(str(tuple(shape)) for shape in node.input_shapes)
-        elif tb.tb_frame.f_code.co_name == "_reduced" and hasattr(node, "kind"):
+        elif method == "_reduced":
             rule, got, wanted = "unbroadcast", frame_locals.get("grad"), str(tuple(frame_locals.get("shape")))
-        tb = tb.tb_next
     if rule is None:
         return f"the backward pass raised {type(error).__name__}: {error}"
     got_shape = tuple(got.shape) if hasattr(got, "shape") else "?"
@@ -255,13 +262,11 @@ def _rule_error(error):
 def _raised_in_a_rule(error):
     """Whether `error` came from inside a backward rule (a reshape to a shape that does not
     fit, say), not from the engine's checks of what the rule returned."""
-    tb, inside = error.__traceback__, False
-    while tb is not None:
-        node = tb.tb_frame.f_locals.get("self")
-        if tb.tb_frame.f_code.co_name == "__call__" and hasattr(node, "kind"):
+    inside = False
+    for method, node, _, tb in _node_frames(error):
+        if method == "__call__":
             following = tb.tb_next
             inside = following is not None and following.tb_frame.f_locals.get("self") is not node
-        tb = tb.tb_next
     return inside
 
 
@@ -270,18 +275,15 @@ def _unbroadcast_shape_error(error):
     error itself names the node whose gradient it was)."""
     if "returned an invalid gradient" not in str(error) or graph_view.is_reference("unbroadcast"):
         return None
-    tb = error.__traceback__
-    while tb is not None:
-        frame_locals = tb.tb_frame.f_locals
-        if tb.tb_frame.f_code.co_name == "_reduced" and hasattr(frame_locals.get("self"), "kind"):
-            node, shape, grad = frame_locals["self"], frame_locals.get("shape"), frame_locals.get("grad")
+    for method, node, frame_locals, _ in _node_frames(error):
+        if method == "_reduced":
+            shape, grad = frame_locals.get("shape"), frame_locals.get("grad")
             got = tuple(grad.shape) if hasattr(grad, "shape") else "?"
             return (
                 f"your unbroadcast returned a gradient of shape {got} for input "
                 f"{frame_locals.get('index')} of {node.name()}, whose shape is {tuple(shape)}: it must "
                 f"sum the gradient down to exactly that shape (kata 02)\n  torch's error: {error}"
             )
-        tb = tb.tb_next
     return None
 
 
