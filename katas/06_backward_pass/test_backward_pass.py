@@ -265,9 +265,13 @@ def test_an_input_whose_node_runs_on_is_captured_before_its_hooks(oracle):
         h = x * 3
         h.register_hook(lambda g: g * 10)
         loss = (h * h).sum()
-        runs_on = lib.autograd.grad(loss, [h, x], retain_graph=True)
-        stops = lib.autograd.grad(loss, [h])
-        return {"grad(loss, [h, x])": runs_on, "grad(loss, [h])": stops}
+        (h_runs_on, x_below) = lib.autograd.grad(loss, [h, x], retain_graph=True)
+        (h_stops,) = lib.autograd.grad(loss, [h])
+        return {
+            "h's gradient from grad(loss, [h, x]) (h's node runs on to x: captured BEFORE h's hook)": h_runs_on,
+            "x's gradient from grad(loss, [h, x]) (h's hook still acts on what flows to x)": x_below,
+            "h's gradient from grad(loss, [h]) (h's node stops there: captured AFTER h's hook)": h_stops,
+        }
 
     oracle.compare(grads, x=array(1.0, 2.0))
 
