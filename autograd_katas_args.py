@@ -14,7 +14,7 @@ behaviour) on a pytest whose internals differ.
 """
 import pytest
 
-# The kit's options that take a value (plugin/options.py; a test checks the two agree).
+# The kit's options that take a value (plugin/grading/options.py; a test checks the two agree).
 VALUE_OPTIONS = (
     "--kata-report", "--kata-learner", "--kata", "--kata-timeout", "--solution", "--cuda",
     "--kata-report-format",

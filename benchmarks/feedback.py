@@ -12,11 +12,11 @@ the kata "done" (the reference's own piece planted as the learner's file), "not 
 with a mutant of the kata's mutation suite planted, tests/test_mutants_NN.py: a one-line
 mistake; `--mutant I` picks which, default the first). `stability` grades the kata `--runs`
 times from an empty cache (every run times the piece again) and prints each speed ratio,
-their median and the largest deviation from it (SPEC: within +-15% on an idle machine), and
+their median and the largest deviation from it (wanted: within +-15% on an idle machine), and
 whether any growth verdict failed (it never may on the reference's own code). `time` prints
 the wall time and the CPU time (user + system, pytest and its children) of `pytest --kata N`,
 the first run (everything timed) and a second one (the verdicts remembered), as
-`python -m plugin.watch` gives them after each save; SPEC: within 5 s wall on 2 cores.
+`katas watch` gives them after each save; wanted: within 5 s wall on 2 cores.
 `whole` prints the same for a whole run (`pytest`, every kata) on a clone with every kata not
 started, then every kata done, serial and with `-n 2` (`-n W` to add worker counts), each
 twice.

@@ -1,4 +1,4 @@
-"""Run the benchmarks in one process and report them against the targets (SPEC section 6).
+"""Run the benchmarks in one process and report them against the targets (benchmarks/README.md).
 
     python -m benchmarks.run                  # from the repository root
     python -m benchmarks.run --json out.json  # also write every sample
@@ -10,7 +10,7 @@ from round to round. Each repetition is timed on its own (time.perf_counter); th
 medians over all repetitions of all rounds. A ratio is taken within each round (the medians of
 two adjacent blocks), so that the machine's drift (frequency, a neighbour on the host) cancels;
 the report gives the median of the rounds' ratios and their range. A target says how it is
-judged (SPEC section 6): "every round" targets are met only when every round meets them (missed
+judged (benchmarks/README.md): "every round" targets are met only when every round meets them (missed
 when none does; otherwise the count of rounds that did), "median" targets on the median of the
 rounds. The garbage collector stays on (as in real use) and is run before each block.
 
@@ -40,7 +40,7 @@ from . import workloads as W
 
 EVERY_ROUND, MEDIAN = "every round", "median"
 
-# SPEC section 6: target -> (bound, how it is judged). Ratios are reference / baseline.
+# The targets of benchmarks/README.md: target -> (bound, how it is judged). Ratios are reference / baseline.
 TARGETS = {
     "mlp_vs_numpy": (1.3, MEDIAN),  # MLP step at most 1.3x hand-written numpy
     "mlp_vs_torch": (1.0, EVERY_ROUND),  # ... and at most torch's, in every round
@@ -353,7 +353,7 @@ def report(figures, ratios, spreads, verdicts, samples, threads, check, settings
         (_growth_label(figures.get("growth_depths")), "deep_growth", "      "),
         ("graph memory per node, ref / torch", "memory_vs_torch", "      "),
     )
-    lines += ["", "Targets (SPEC section 6; a ratio per round, the median and the range of the rounds):"]
+    lines += ["", "Targets (benchmarks/README.md; a ratio per round, the median and the range of the rounds):"]
     for label, key, over in rows:
         lines.append(f"  {label:<38}{ratio(key, over=over)}  {bound(key):<28} {verdicts[key]}")
     lines.append("")

@@ -1,47 +1,31 @@
 """Autograd Katas: the pytest plugin that grades a learner's engine against torch.
 
-Registered by the root conftest.py. Its parts, one idea per module:
+Registered by the root conftest.py (`pytest_plugins = ["plugin"]`). This module only wires
+the parts together; each folder holds one job, and imports point down this list, never up:
 
-    manifest.py    the katas (one entry each)
-    assembly.py    the engine with a learner's pieces plugged in; `assemble()` for use outside pytest
-    engine.py      the one import learner files use: `from plugin import engine as ag`
-    oracle.py      run the same code on torch and on the engine, compare, locate the wrong node
-    graph_view.py  pairing the two graphs, drawing them
-    outcomes.py    stubs are to-dos; one sentence per failure
-    results.py     per-kata bookkeeping from test reports
-    speed.py       learner vs reference timing, growth-class checks
-    collector.py   Python's cycle collector rests while a kata test runs (big graphs, fair limits)
-    examples.py    a failing random case costs its own time, not pytest's traceback of it
-    table.py       the table at the end of a run
-    grading.py     the pytest hooks
-    options.py     command-line options
-    hints.py       progressive hints, remembered in pytest's cache
-    once.py        say it once: the hint and an import error once per kata, pytest-benchmark quiet
-    integrity.py   flags: forbidden imports, reaching the reference's pieces, test files changed
-    selection.py   partial runs (-k, --deselect, node ids, -x): a kata is done only graded in full
-    tripwire.py    run-time check: the reference's own piece never runs from the learner's code
-    tamper.py      run-time check: the grader's own functions are the ones it started with
-    run_checks.py  carries both checks on each test's report (to pytest-xdist's controller)
-    runaway.py     the time limit of a kata test (also under hypothesis), a breaker per piece
-    interrupts.py  a KeyboardInterrupt raised by learner code fails its test; Ctrl-C stops the run
-    learner_output.py  a learner's printed output: once per kata, cut to a few KB
-    patches.py     learner files that patch the engine, numpy or torch: flagged and put back
-    report.py      the JSON report of a run (--kata-report)
-    workers.py     -n N turned off where fewer than two katas are started (nothing to share out)
+    engine.py    what a learner's file imports: `from plugin import engine as ag`
+    workshop/    the `katas` command and what it runs besides pytest (watch, reset,
+                 scoreboard, the Gradescope autograder)
+    grading/     the pytest hooks that turn a run into a kata table and report: the engine
+                 assembled with a learner's pieces, the torch oracle, outcomes, speed, the table
+    guards/      what keeps a run alive and honest against learner code: time limits,
+                 interrupts, patches put back, integrity flags, tripwires, partial runs
+    reports/     the JSON report of a run and its Gradescope form
+    shipped/     the kit's shipped stubs and the hashes of its test files, and what
+                 regenerates them (`python -m plugin.shipped --update`)
+    manifest.py  the katas (one entry each) and where their learner files are
+    state.py     the keys under which the parts share what they know of a run
+    files.py     writing a file so that a crash never leaves half of one
 
-    gradescope.py  the report as Gradescope's results.json (--kata-report-format gradescope)
-
-The workshop's tools are in plugin/workshop/: the `katas` command (cli.py) and what it runs
-besides pytest (watch, reset, scoreboard, the Gradescope autograder); plugin/watch.py,
-reset.py and scoreboard.py only keep `python -m plugin.NAME` working. For the kit's authors:
-`python -m plugin.shipped` regenerates plugin/shipped.json and plugin/stubs/.
+docs/architecture.md draws the same on one page; a kit test fails on an import that points
+up this list or closes a circle.
 """
 import pytest
 
-from .assembly import assemble  # noqa: F401
-# (the oracle fixture under another name: importing plugin.oracle, the module, sets `oracle` here)
-from .fixtures import _kata_engine, ag, growth, oracle_fixture, solution, speed  # noqa: F401
-from .options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
+from .grading.assembly import assemble  # noqa: F401
+# The fixtures kata tests use (`oracle_fixture` is the fixture named `oracle`).
+from .grading.fixtures import _kata_engine, ag, growth, oracle_fixture, solution, speed  # noqa: F401
+from .grading.options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"
 _PREVIOUS_ROOT = pytest.StashKey()
@@ -49,14 +33,14 @@ _PREVIOUS_ROOT = pytest.StashKey()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    from .workers import run_serially_if_nothing_to_share
+    from .grading.parallel import run_serially_if_nothing_to_share
 
     run_serially_if_nothing_to_share(config)
     # Under pytest-xdist, keep each kata's tests on one worker and in order (speed tests wait
     # for the kata's correctness tests).
     if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
         config.option.dist = "loadgroup"
-    from .once import quiet_benchmark
+    from .grading.say_once import quiet_benchmark
 
     quiet_benchmark(config)
 
@@ -64,28 +48,29 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from . import collector, examples, interrupts, patches, runaway, workers
-    from .assembly import forget_learner_modules
-    from .grading import Grading
-    from .run_checks import RunChecks
+    from .grading import parallel, random_cases
+    from .grading.assembly import forget_learner_modules
+    from .grading.say_once import ignore_benchmark_warnings
+    from .grading.session import Grading
+    from .guards import cycle_collector, interrupts, patches, time_limit
+    from .guards.report_checks import RunChecks
     from .manifest import use_root
-    from .once import ignore_benchmark_warnings
 
     _rewrite_only_our_asserts(config)
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
-    runaway.forget()
+    time_limit.forget()
     patches.forget()
     pieces.restore_reference()
     apply_cuda_option(config)
     check_report_path(config)
-    config.pluginmanager.register(RunChecks(runs_tests=not _xdist_controller(config)), "autograd-katas-run-checks")
+    config.pluginmanager.register(RunChecks(runs_tests=not _xdist_controller(config)), "autograd-katas-report-checks")
     config.pluginmanager.register(Grading(config), "autograd-katas-grading")
-    config.pluginmanager.register(runaway, "autograd-katas-runaway")
-    config.pluginmanager.register(collector, "autograd-katas-collector")
-    config.pluginmanager.register(examples, "autograd-katas-examples")
+    config.pluginmanager.register(time_limit, "autograd-katas-time-limit")
+    config.pluginmanager.register(cycle_collector, "autograd-katas-cycle-collector")
+    config.pluginmanager.register(random_cases, "autograd-katas-random-cases")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
-    config.pluginmanager.register(workers, "autograd-katas-workers")
+    config.pluginmanager.register(parallel, "autograd-katas-parallel")
     interrupts.install()
     ignore_benchmark_warnings(config)
     if not _xdist_controller(config):  # it runs no test: hypothesis (0.5 s) only in workers
@@ -117,7 +102,7 @@ def pytest_unconfigure(config):
     # A run inside another (the kit's own pytester tests) leaves the outer one as it was.
     from reference import pieces
 
-    from . import interrupts
+    from .guards import interrupts
     from .manifest import use_root
 
     interrupts.uninstall()

@@ -5,8 +5,10 @@
     (x * x).sum().backward()
     x.grad  # tensor([2., 4.])
 
-Each kata's piece lives in its own module (rules, shapes, toposort, accumulate, seeding,
-backward_pass, saved, devices); the engine reaches them only through `pieces.active`.
+The engine's core is this folder (tensor.py and ops.py: the forward side; graph.py: nodes
+and hooks; autograd.py: backward() and grad(); cuda.py and cuda_sim.py: the GPU). The model
+solutions of the ten katas are in solutions/, one module each; the engine reaches the pieces
+of katas 01-08 only through the seam, `pieces.active`, which is how a learner's replace them.
 """
 import numpy as _np
 
@@ -23,7 +25,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .devices import Device as device
+from .solutions.devices import Device as device
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (
     abs,

@@ -112,7 +112,7 @@ def _index(device):
         return 0
     if isinstance(device, int):
         return device
-    from .devices import Device
+    from .solutions.devices import Device
 
     device = Device(device) if isinstance(device, str) else device
     return device.index or 0

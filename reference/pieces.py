@@ -8,18 +8,19 @@ No module is reloaded, so a mix of learner and reference pieces runs in one proc
 import contextlib
 import importlib
 
-# Module of the reference engine that holds each kata's pieces. `extra_rules` holds the
-# backward rules no kata asks for (sqrt, softmax, ...): they go through the seam too.
+# The modules that hold each kata's pieces: the model solutions of katas 01-08, and
+# `extra_rules`, the backward rules no kata asks for (sqrt, softmax, ...), which go through
+# the seam too.
 PIECE_MODULES = (
-    "rules",
-    "shapes",
+    "solutions.rules",
+    "solutions.shapes",
     "extra_rules",
-    "toposort",
-    "accumulate",
-    "seeding",
-    "backward_pass",
-    "saved",
-    "devices",
+    "solutions.toposort",
+    "solutions.accumulate",
+    "solutions.seeding",
+    "solutions.backward_pass",
+    "solutions.saved",
+    "solutions.devices",
 )
 
 

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from .devices import Device
+from .solutions.devices import Device
 from .grad_mode import GradMode
 from .pieces import active
 

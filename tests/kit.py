@@ -26,23 +26,24 @@ def write_learner_file(pytester, kata_folder, filename, source):
 
 
 def reference_source(module):
-    """The reference piece's source, as it is in reference/ (relative imports and all)."""
-    return (REPO / "reference" / f"{module}.py").read_text()
+    """A kata's model solution (`rules`, `capstone`), as it is in reference/solutions/
+    (relative imports and all)."""
+    return (REPO / "reference" / "solutions" / f"{module}.py").read_text()
 
 
 def as_learner(source):
     """A reference module as a learner writes it: the engine only through `plugin.engine`
     (relative imports and `import reference` would be flagged, and fail outside the package)."""
-    source = source.replace("from .pieces import active\n", "from plugin.engine import pieces as _seam\nactive = _seam.active\n")
-    source = re.sub(r"from \.(\w*) import ", lambda m: "from plugin.engine import ", source)
+    source = source.replace("from ..pieces import active\n", "from plugin.engine import pieces as _seam\nactive = _seam.active\n")
+    source = re.sub(r"from \.+(\w*) import ", lambda m: "from plugin.engine import ", source)
     source = source.replace("import reference as ag\n", "from plugin import engine as ag\n")
     assert "from ." not in source and "import reference" not in source, source
     return source
 
 
 def learner_source(module):
-    """The reference solution of a piece module (`saved`) or of a kata of functions
-    (`solutions/capstone`), to plant as a learner's correct file."""
+    """The model solution of a piece module (`saved`) or of a kata of functions
+    (`capstone`), to plant as a learner's correct file."""
     return as_learner(reference_source(module))
 
 

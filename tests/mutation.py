@@ -60,7 +60,7 @@ def mutate(source, mutant):
 
 
 # A correct solution must come out done, and a kata is done only when every graded test of it
-# ran in the run (see plugin/selection.py; speed tests only measure): no -x, no other -k.
+# ran in the run (see plugin/guards/partial_runs.py; speed tests only measure): no -x, no other -k.
 FULL_RUN = ("-p", "no:randomly", "-k", "not speed", "--hypothesis-profile", "planted")
 
 

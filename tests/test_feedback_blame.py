@@ -5,7 +5,7 @@ import pytest
 
 import reference
 from kit import learner_source, write_learner_file
-from plugin.oracle import KataMismatch, Oracle
+from plugin.grading.oracle import KataMismatch, Oracle
 from reference import pieces
 
 KATA = "01_elementwise_rules"

@@ -5,7 +5,7 @@ import pytest
 
 import reference
 from kit import RECURSIVE_TOPOSORT, learner_source, make_checkout, write_learner_file
-from plugin.oracle import KataMismatch, Oracle
+from plugin.grading.oracle import KataMismatch, Oracle
 
 LOOP = "06_backward_pass"
 

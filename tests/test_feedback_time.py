@@ -220,7 +220,7 @@ def test_a_fresh_clone_is_graded_without_importing_torch(pytester):
 
 def test_a_run_with_fewer_than_two_katas_started_goes_serial(pytester):
     # Under -n 2 a kata's tests share one worker: with fewer than two katas started there is
-    # nothing to share out, and the workers would only add their start-up (plugin/workers.py).
+    # nothing to share out, and the workers would only add their start-up (plugin/grading/parallel.py).
     make_checkout(pytester, katas=["01_elementwise_rules", "03_toposort", "04_accumulation"])
     serial = "*autograd-katas: one process, not -n 2: {} started yet*"
     fresh = pytester.runpytest_subprocess("-n", "2", "-p", "no:randomly")

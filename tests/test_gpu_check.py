@@ -1,10 +1,10 @@
-"""plugin.gpu_check: a scenario on the engine's simulated GPU against torch on the CPU."""
+"""plugin.grading.gpu_check: a scenario on the engine's simulated GPU against torch on the CPU."""
 import numpy as np
 import pytest
 
 import reference as ag
-from plugin.gpu_check import check_grads_on_gpu
-from plugin.oracle import Constant, KataMismatch
+from plugin.grading.gpu_check import check_grads_on_gpu
+from plugin.grading.oracle import Constant, KataMismatch
 
 X = np.array([0.5, -1.0, 2.0])
 
@@ -44,7 +44,7 @@ def test_a_stub_stays_a_stub():
 def test_the_engine_runs_first_so_a_stub_stops_the_test_before_torch():
     # As in the oracle: a test that reaches a learner's stub (here in the backward pass) is a
     # to-do, decided before torch's side is needed.
-    from plugin.outcomes import StubReached
+    from plugin.grading.outcomes import StubReached
 
     ran = []
 

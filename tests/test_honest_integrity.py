@@ -10,8 +10,9 @@ import pytest
 from kit import kata_row, write_learner_file
 from test_plugin import KAHN
 
-from plugin import integrity, manifest
-from plugin.oracle import Oracle
+from plugin import manifest
+from plugin.guards import integrity
+from plugin.grading.oracle import Oracle
 
 KATA = "03_toposort"
 ENGINE = "from plugin import engine as ag\n"
@@ -28,15 +29,15 @@ STATIC = {
                                      "    return getattr(ag.pieces.active, 'topological_order')(roots)\n",
                                      "reaches the reference's own topological_order (pieces.active.topological_order, line 3)"),
     "importlib": ("import importlib\ndef topological_order(roots):\n"
-                  "    return importlib.import_module('reference.toposort').topological_order(roots)\n",
-                  "imports reference.toposort (line 3)"),
+                  "    return importlib.import_module('reference.solutions.toposort').topological_order(roots)\n",
+                  "imports reference.solutions.toposort (line 3)"),
     "__import__ of torch": ("def topological_order(roots):\n    torch = __import__('torch')\n    return []\n",
                             "imports torch (line 2)"),
     "a computed name": ("import importlib\nNAME = 'refer' + 'ence'\ndef topological_order(roots):\n"
                         "    return importlib.import_module(NAME).pieces\n",
                         "imports a module by a computed name (import_module, line 4)"),
     "exec": ("def topological_order(roots):\n    scope = {}\n"
-             "    exec('from reference.toposort import topological_order as t', scope)\n"
+             "    exec('from reference.solutions.toposort import topological_order as t', scope)\n"
              "    return scope['t'](roots)\n",
              "runs code from a string (exec, line 3)"),
 }
@@ -90,15 +91,15 @@ def test_a_piece_that_runs_the_reference_is_flagged_at_run_time(checkout):
 def test_a_file_that_replaces_the_graders_functions_flags_the_run(checkout):
     original = Oracle.check_grads
     write_learner_file(checkout, KATA, "toposort.py", KAHN + textwrap.dedent('''
-        from plugin.oracle import Oracle
+        from plugin.grading.oracle import Oracle
         Oracle.check_grads = lambda *args, **kwargs: None
     '''))
     result = checkout.runpytest("--kata", "3", "-p", "no:randomly", "--kata-report", "r.json")
     out = result.stdout.str()
     assert kata_row(result, KATA)[1] == "in progress", out
-    assert "This run is flagged: the grader's own functions were replaced: plugin.oracle.Oracle.check_grads" in out
+    assert "This run is flagged: the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads" in out
     data = json.loads((checkout.path / "r.json").read_text())
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.oracle.Oracle.check_grads"]
+    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]
     assert data["summary"]["done"] == 0
     assert Oracle.check_grads is original  # put back when the run ended
 
@@ -116,7 +117,7 @@ def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeyp
 
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     write_learner_file(checkout, KATA, "toposort.py", HIDDEN["the seam's table, by a computed name"] + textwrap.dedent('''
-        from plugin.oracle import Oracle
+        from plugin.grading.oracle import Oracle
         Oracle.check_grads = lambda *args, **kwargs: None
     '''))
     result = checkout.runpytest_subprocess("-n", "2", "--kata-keep-workers", "--kata", "3", "--kata-report", "r.json",
@@ -125,4 +126,4 @@ def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeyp
     data = json.loads((checkout.path / "r.json").read_text())
     entry = next(e for e in data["katas"] if e["kata"] == KATA)
     assert "runs the reference's own topological_order (through the engine's pieces)" in entry["flags"]
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.oracle.Oracle.check_grads"]
+    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]

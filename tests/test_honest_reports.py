@@ -10,8 +10,8 @@ import sys
 from kit import REPO, kata_row, row_line, write_learner_file
 from test_plugin import KAHN
 
-from plugin import report as json_report
-from plugin.results import CACHE_KEY
+from plugin.reports import json_report
+from plugin.state import STATUS_CACHE_KEY
 
 KATA = "03_toposort"
 NONE_TOPOSORT = "def topological_order(roots):\n    return None\n"
@@ -23,7 +23,7 @@ def _entry(path, slug=KATA):
 
 
 def _remembered(pytester):
-    return pytester.parseconfigure().cache.get(CACHE_KEY, {})
+    return pytester.parseconfigure().cache.get(STATUS_CACHE_KEY, {})
 
 
 def test_a_run_of_part_of_the_tests_never_makes_a_kata_done(checkout):
@@ -72,7 +72,8 @@ def test_a_run_of_part_of_the_tests_never_makes_a_kata_done(checkout):
 def test_a_run_that_collects_only_some_test_files_of_a_kata_is_partial():
     from types import SimpleNamespace
 
-    from plugin import manifest, selection
+    from plugin import manifest
+    from plugin.guards import partial_runs as selection
 
     kata = manifest.find_kata("8")  # two graded test files
     files = sorted(p for p in kata.folder.glob("test_*.py") if "speed" not in p.name)
@@ -138,10 +139,10 @@ def test_a_missing_learner_file_stays_in_the_table_with_the_way_back(checkout):
         assert (entry["status"], entry["file_missing"]) == ("not started", True)
 
     # Reset puts the stub back where the file was missing.
-    done = subprocess.run([sys.executable, "-m", "plugin.reset", "3"], cwd=checkout.path, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "plugin.workshop.reset", "3"], cwd=checkout.path, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
-    assert mine.read_bytes() == (REPO / "plugin" / "stubs" / KATA / "toposort.py").read_bytes()
+    assert mine.read_bytes() == (REPO / "plugin" / "shipped" / "stubs" / KATA / "toposort.py").read_bytes()
 
 
 def test_a_report_path_that_cannot_be_written_fails_the_run(checkout, monkeypatch):

@@ -3,7 +3,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 
 KATA = "02_shapes"
 
-# A correct solution written differently from reference/shapes.py (on the CPU and the GPU): loops in unbroadcast,
+# A correct solution written differently from reference/solutions/shapes.py (on the CPU and the GPU): loops in unbroadcast,
 # broadcasting by adding zeros, max(dim) and indexing as scatters, matmul's 1-D cases
 # restored by hand, and indexing as a product with a matrix of reads (which also adds up
 # repeated indices).
@@ -118,7 +118,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, "shapes.py", ALTERNATIVE)
     result = checkout.runpytest("--kata", "2")
     assert_done(result, KATA)
-    assert "compare with the reference solution in reference/shapes.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/shapes.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the MLP step was timed
 
 

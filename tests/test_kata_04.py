@@ -6,7 +6,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 KATA = "04_accumulation"
 FILE = "accumulate.py"
 
-# Correct, and written differently from reference/accumulate.py: no detach, a no_grad copy,
+# Correct, and written differently from reference/solutions/accumulate.py: no detach, a no_grad copy,
 # `+=` for the in-place case, a special case for a gradient merged with itself.
 ALTERNATIVE = '''
 from plugin import engine as ag
@@ -75,7 +75,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, FILE, ALTERNATIVE)
     result = checkout.runpytest("-p", "no:randomly")
     assert_done(result, KATA)
-    assert "compare with the reference solution in reference/accumulate.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/accumulate.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the speed column has a ratio
 
 

@@ -3,7 +3,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, reference_source, 
 
 KATA = "05_seeding"
 
-# A correct solution written differently from reference/seeding.py: indexing instead of zip,
+# A correct solution written differently from reference/solutions/seeding.py: indexing instead of zip,
 # the length check only for a shorter list (torch ignores extra gradients), None as the seed
 # of an output that needs none (as torch's _make_grads), ag.ones_like for the ones, and one
 # search for the first output that does not require grad. A given gradient of another dtype
@@ -58,7 +58,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, "seeding.py", ALTERNATIVE)
     result = checkout.runpytest("--kata", "5")
     assert_done(result, KATA)
-    assert "compare with the reference solution in reference/seeding.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/seeding.py" in result.stdout.str()
 
 
 def test_a_seed_for_zero_dimensional_outputs_only_is_told_so(checkout):

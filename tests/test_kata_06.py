@@ -6,7 +6,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 KATA = "06_backward_pass"
 FILE = "backward_pass.py"
 
-# Correct, and written differently from reference/backward_pass.py: the order still comes from
+# Correct, and written differently from reference/solutions/backward_pass.py: the order still comes from
 # the active topological_order (the contract), but each node's incoming gradients wait in a
 # list and are merged when its turn comes, pruning is a memoised "leads to an input" walk
 # with an explicit stack, and the hooks run inline.
@@ -123,7 +123,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     write_learner_file(checkout, KATA, FILE, ALTERNATIVE)
     result = checkout.runpytest("-p", "no:randomly")
     assert_done(result, KATA)
-    assert "compare with the reference solution in reference/backward_pass.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/backward_pass.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the speed column has a ratio
 
 

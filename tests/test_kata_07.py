@@ -5,7 +5,7 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, learner_source, ro
 
 KATA = "07_retain_graph"
 
-# A correct solution written differently from reference/saved.py: one list of records
+# A correct solution written differently from reference/solutions/saved.py: one list of records
 # (tensor, version, is_output) instead of parallel tuples, a None list as the released state,
 # and the error messages assembled from a dtype table keyed by the dtype's name.
 ALTERNATIVE = '''
@@ -81,7 +81,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     result = checkout.runpytest("--kata", "7")
     assert result.ret == 0, result.stdout.str()
     assert kata_row(result, KATA)[1] == "done"
-    assert "compare with the reference solution in reference/saved.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/saved.py" in result.stdout.str()
 
 
 def test_a_release_that_keeps_the_tensors_is_told_so(checkout):

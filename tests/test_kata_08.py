@@ -8,7 +8,7 @@ from kit import (assert_done, assert_stubs_all_todo, kata_row, learner_source, m
 
 KATA = "08_devices"
 
-# A correct solution written differently from reference/devices.py: a regular expression for
+# A correct solution written differently from reference/solutions/devices.py: a regular expression for
 # parsing, a tuple key for equality and hashing, the module looked up in a dict, and the
 # device check done with a set.
 ALTERNATIVE = '''
@@ -96,7 +96,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
     result = checkout.runpytest("--kata", "8")
     assert result.ret == 0, result.stdout.str()
     assert kata_row(result, KATA)[1] == "done"
-    assert "compare with the reference solution in reference/devices.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/devices.py" in result.stdout.str()
     # the speed column carries the transfer count, equal to the reference's
     assert re.search(r"(\d+) transfers, ([\d,]+) bytes \(reference: \1, \2\)", row_line(result, KATA)), row_line(result, KATA)
 

@@ -65,7 +65,7 @@ def test_a_correct_solution_written_differently_is_done(checkout):
 
 
 def test_the_reference_written_as_a_learner_is_done_and_not_flagged(checkout):
-    write_learner_file(checkout, KATA, "higher_order.py", learner_source("solutions/higher_order"))
+    write_learner_file(checkout, KATA, "higher_order.py", learner_source("higher_order"))
     result = checkout.runpytest("--kata", "9", "-p", "no:randomly", "-k", "not speed")
     assert_done(result, KATA)
     assert "flagged: " not in result.stdout.str()
@@ -74,7 +74,7 @@ def test_the_reference_written_as_a_learner_is_done_and_not_flagged(checkout):
 def test_the_typical_mistakes_are_told_so(checkout):
     """One file, three classic slips: no retain_graph between the rows, no create_graph before
     differentiating the gradient, a penalty computed under no_grad."""
-    source = learner_source("solutions/higher_order")
+    source = learner_source("higher_order")
     wrong = (source.replace("retain_graph=not last", "retain_graph=False")
              .replace("(g,) = ag.autograd.grad(f(x), x, create_graph=True)", "(g,) = ag.autograd.grad(f(x), x)")
              .replace("    return ((norms - 1) ** 2).mean()",

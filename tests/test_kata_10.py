@@ -25,7 +25,7 @@ def plant_every_kata(checkout):
 
 
 def capstone_reference():
-    return learner_source("solutions/capstone")
+    return learner_source("capstone")
 
 
 def test_on_the_stubs_every_capstone_test_names_the_katas_to_finish(checkout):

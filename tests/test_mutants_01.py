@@ -87,7 +87,7 @@ def test_a_planted_mistake_is_caught(checkout, mutant):
     assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
-# Correct, and written differently from reference/rules.py: gradients for every input whatever
+# Correct, and written differently from reference/solutions/rules.py: gradients for every input whatever
 # needs_input_grad says, derivatives from x rather than from the output where both work, a
 # comparison mask for relu, the pow corners with arithmetic instead of where().
 DERIVATIVES_FROM_FORMULAS = '''

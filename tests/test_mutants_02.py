@@ -99,7 +99,7 @@ def test_a_planted_mistake_is_caught(checkout, mutant):
     assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
-# Correct, and written differently from reference/shapes.py: unbroadcast by a reshape to the
+# Correct, and written differently from reference/solutions/shapes.py: unbroadcast by a reshape to the
 # kept shape, reductions by multiplying with ones, max by comparisons with the result, matmul
 # with 1-D operands made 2-D, indexing the same scatter-add.
 BY_ONES_AND_COMPARISONS = '''

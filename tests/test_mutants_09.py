@@ -9,7 +9,7 @@ from mutation import Mutant, assert_caught, assert_correct_is_done
 
 KATA = "09_higher_order"
 FILE = "higher_order.py"
-SOURCE = learner_source("solutions/higher_order")
+SOURCE = learner_source("higher_order")
 
 # Correct, in another shape: the Jacobian's seeds are the rows of an identity matrix, the
 # product is the gradient of the dot product g . v (the constant case told by requires_grad),

@@ -11,7 +11,7 @@ from test_kata_10 import plant_every_kata
 
 KATA = "10_capstone"
 FILE = "capstone.py"
-SOURCE = learner_source("solutions/capstone")
+SOURCE = learner_source("capstone")
 # The 100,000-deep chain grades the engine's pieces (a recursive sort), none of capstone.py's
 # functions: left out of these runs, where it would cost most of the time.
 NOT_DEEP = ("--kata", "10", "-k", "not speed and not deep_chain")

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import reference
-from plugin.oracle import Constant, KataMismatch, Oracle, key_phrase
-from plugin.speed import count_node_runs
+from plugin.grading.oracle import Constant, KataMismatch, Oracle, key_phrase
+from plugin.grading.speed import count_node_runs
 from reference import pieces
 
 
@@ -127,7 +127,7 @@ def test_assemble_outside_pytest(tmp_path):
 def test_the_engine_runs_first_so_a_stub_stops_the_test_before_torch(oracle):
     # A test that reaches a learner's stub is a to-do; torch's side (and `import torch`, a
     # second of a fresh clone's run) is not needed for it.
-    from plugin.outcomes import StubReached
+    from plugin.grading.outcomes import StubReached
 
     for check in (oracle.check_grads, oracle.compare):
         ran = []
@@ -146,7 +146,7 @@ def test_the_engine_runs_first_so_a_stub_stops_the_test_before_torch(oracle):
 def test_a_stub_in_the_engines_backward_stops_check_grads_before_torch(oracle):
     # The stub of a backward rule is reached in the engine's backward pass: it runs before
     # torch's forward (the engine's graph is paired with torch's afterwards).
-    from plugin.outcomes import StubReached
+    from plugin.grading.outcomes import StubReached
 
     ran = []
 

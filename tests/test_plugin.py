@@ -112,7 +112,7 @@ def test_a_correct_solution_written_differently_turns_the_kata_done(checkout):
     table = rows(result)
     assert table["03_toposort"][1] == "done", result.stdout.str()
     assert table["01_elementwise_rules"][1] == "not started"
-    assert "compare with the reference solution in reference/toposort.py" in result.stdout.str()
+    assert "compare with the reference solution in reference/solutions/toposort.py" in result.stdout.str()
     assert "x reference" in result.stdout.str()  # the speed column has a ratio
     assert result.ret == 0
 
@@ -218,7 +218,7 @@ def test_a_failing_test_carries_the_current_hint(checkout):
 
 
 def test_a_learner_file_importing_the_reference_is_flagged_and_not_done(checkout):
-    write_learner_file(checkout, "03_toposort", "toposort.py", "from reference.toposort import topological_order\n")
+    write_learner_file(checkout, "03_toposort", "toposort.py", "from reference.solutions.toposort import topological_order\n")
     result = checkout.runpytest("--kata", "3")
-    assert "flagged: imports reference.toposort (line 1)" in result.stdout.str()
+    assert "flagged: imports reference.solutions.toposort (line 1)" in result.stdout.str()
     assert rows(result)["03_toposort"][1] == "in progress"

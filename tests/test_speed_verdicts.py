@@ -4,7 +4,7 @@ did not change is not timed again."""
 import pytest
 
 from kit import kata_row, row_line, write_learner_file
-from plugin.speed import speed_class
+from plugin.grading.speed import speed_class
 from test_plugin import KAHN, QUADRATIC
 
 KATA = "03_toposort"

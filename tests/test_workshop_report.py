@@ -6,7 +6,7 @@ import subprocess
 from kit import REPO, write_learner_file
 from test_plugin import KAHN
 
-from plugin import report
+from plugin.reports import json_report as report
 
 KATA = "03_toposort"
 

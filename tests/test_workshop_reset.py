@@ -6,7 +6,7 @@ import pytest
 
 from kit import REPO
 from plugin.workshop import reset
-from plugin.results import CACHE_KEY
+from plugin.state import STATUS_CACHE_KEY
 
 KATA = "03_toposort"
 STUB = (REPO / "katas" / KATA / "toposort.py").read_bytes()
@@ -28,13 +28,13 @@ def test_reset_keeps_a_backup_and_restores_the_stub(clone, capsys, pytester):
     learner.write_bytes(MINE)
     pytester.makeini("[pytest]\n")
     cache = pytester.parseconfigure().cache
-    cache.set(CACHE_KEY, {KATA: "done", "01_elementwise_rules": "done"})
+    cache.set(STATUS_CACHE_KEY, {KATA: "done", "01_elementwise_rules": "done"})
 
     assert reset.main(["toposort"], root=pytester.path) == 0
     backups = sorted(learner.parent.glob("toposort.py.bak-*"))
     assert [b.read_bytes() for b in backups] == [MINE]
     assert learner.read_bytes() == STUB
-    assert cache.get(CACHE_KEY, None) == {"01_elementwise_rules": "done"}  # no longer remembered done
+    assert cache.get(STATUS_CACHE_KEY, None) == {"01_elementwise_rules": "done"}  # no longer remembered done
     assert backups[0].name in capsys.readouterr().out
 
     # Already the stub: nothing to do, nothing written.

@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
-from plugin.gpu_check import check_grads_on_gpu
-from plugin.oracle import Constant
+from plugin.grading.gpu_check import check_grads_on_gpu
+from plugin.grading.oracle import Constant
 
 SHAPES = array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
 

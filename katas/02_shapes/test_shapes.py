@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
 
-from plugin.gpu_check import check_grads_on_gpu
-from plugin.oracle import Constant
+from plugin.grading.gpu_check import check_grads_on_gpu
+from plugin.grading.oracle import Constant
 
 DTYPES = st.sampled_from([np.float64, np.float32])
 

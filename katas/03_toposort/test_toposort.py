@@ -176,7 +176,7 @@ def test_the_engine_uses_your_order(ag):
 def test_the_engine_uses_your_order_on_the_gpu(ag):
     """A backward pass on the simulated GPU, in your order: torch's gradients (on the CPU),
     and every gradient on the GPU."""
-    from plugin.gpu_check import check_grads_on_gpu
+    from plugin.grading.gpu_check import check_grads_on_gpu
 
     def net(lib, x, w):
         h = (x @ w).tanh()

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.oracle import Constant, KataMismatch
+from plugin.grading.oracle import Constant, KataMismatch
 
 X = np.array([0.5, -1.25, 2.0])
 W = np.array([[0.3, -0.7, 1.1], [0.9, 0.2, -0.4]])
@@ -389,7 +389,7 @@ def test_the_same_scenario_twice(oracle):
 
 
 def test_fan_out_and_accumulation_on_the_gpu(ag):
-    from plugin.gpu_check import check_grads_on_gpu
+    from plugin.grading.gpu_check import check_grads_on_gpu
 
     def fan_out(lib, p, q):
         (p * q.exp()).sum().backward(retain_graph=True)  # a first pass into p.grad and q.grad

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.speed import count_node_runs
+from plugin.grading.speed import count_node_runs
 
 
 def array(*values):

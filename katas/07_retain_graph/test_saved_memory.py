@@ -3,7 +3,7 @@ reference's (tracemalloc counts every array numpy allocates)."""
 import gc
 import tracemalloc
 
-from plugin.speed import report_verdict
+from plugin.grading.speed import report_verdict
 from reference import pieces
 
 DEPTH = 60

@@ -4,7 +4,7 @@ than it must is slower on a real GPU, however fast the copy looks here."""
 import numpy as np
 import pytest
 
-from plugin.speed import report_verdict
+from plugin.grading.speed import report_verdict
 from reference import pieces
 
 rng = np.random.default_rng(0)

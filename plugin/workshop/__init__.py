@@ -1,3 +1,10 @@
-"""The workshop's tools, apart from the grading plugin: the `katas` command (cli.py) and what
-it runs besides pytest: watch (grade again on every save), reset (put a stub back, keeping the
-learner's file), scoreboard (a class table from reports) and autograder (Gradescope)."""
+"""The workshop: the `katas` command (cli.py) and the tools it runs besides pytest.
+
+    cli.py         `katas`, `katas check/next/hint/report/...`: each prints the pytest command it runs
+    watch.py       grade a kata again on every save (`katas watch`)
+    reset.py       put a kata's stub back, keeping the learner's file as a backup (`katas reset`)
+    scoreboard.py  a class table from many learners' reports (`katas scoreboard`)
+    autograder.py  grade a submission as Gradescope's autograder runs it (examples/gradescope/)
+
+They call on reports/, shipped/ and the base, and run pytest for the grading itself.
+"""

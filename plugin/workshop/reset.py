@@ -7,7 +7,7 @@ when that name is taken); only once the copy is written and read back equal is t
 written over the file. Nothing is ever deleted. It refuses, changing nothing, when the
 backup cannot be written or when an editor holds unsaved changes of the file (a vim swap
 file `.NAME.py.swp`, an emacs lock `.#NAME.py`). A file that is already the stub is left
-alone. The stub comes from the kit's pristine copy (plugin/stubs/), so no git history is
+alone. The stub comes from the kit's pristine copy (plugin/shipped/stubs/), so no git history is
 needed. Exit status: 0 reset or nothing to do, 1 refused, 2 no such kata.
 """
 import argparse
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from .. import manifest
 from ..files import write_atomically
-from ..integrity import stub_copy
-from ..results import CACHE_KEY
+from ..shipped import stub_copy
+from ..state import STATUS_CACHE_KEY
 
-STATUS_CACHE = Path(".pytest_cache") / "v" / CACHE_KEY  # where pytest's cache keeps that key
+STATUS_CACHE = Path(".pytest_cache") / "v" / STATUS_CACHE_KEY  # where pytest's cache keeps that key
 
 
 class Refused(Exception):
@@ -52,7 +52,7 @@ def reset(kata, now=None):
     """Restore the kata's stub. Returns the lines to print; raises Refused."""
     stub = stub_copy(kata)
     if not stub.is_file():
-        raise Refused(f"the kit has no shipped copy of {kata.learner_file} (plugin/stubs/{kata.slug}/)")
+        raise Refused(f"the kit has no shipped copy of {kata.learner_file} (plugin/shipped/stubs/{kata.slug}/)")
     original = stub.read_bytes()
     target = kata.path
     where = f"katas/{kata.slug}/{kata.learner_file}"

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..report import FORMAT
+from ..reports.json_report import FORMAT
 
 VERSIONS = (1,)
 MARK = {"done": "done", "in progress": "in progress", "not started": "-"}

@@ -1,4 +1,4 @@
-"""Kata 10 reference: the classic network, multi-task losses and the Theano question, on the
+"""Kata 10, model solution: the classic network, multi-task losses and the Theano question, on the
 engine's public API only, so that it runs on whichever pieces are plugged in."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Kata 09 reference: higher-order gradients on the engine's public API.
+"""Kata 09, model solution: higher-order gradients on the engine's public API.
 
 A gradient computed with create_graph=True is a tensor with a graph of its own: it can be
 differentiated again (a Hessian-vector product), or be part of a loss (a gradient penalty).

@@ -1,0 +1,100 @@
+"""Fixtures for kata tests: the assembled engine, the oracle, speed measurement."""
+import pytest
+
+import reference
+
+from ..guards import tripwire
+from .assembly import KataFunctions, blocked_message, capstone_blockers, engine_for
+from ..state import KATA_KEY
+from .outcomes import KataBlocked
+from .results import last_grading
+from .speed import Growth, Speed
+
+
+def _solution(request):
+    if "speed" in request.fixturenames and hasattr(request.node, "callspec"):
+        if request.node.callspec.params.get("speed") == "reference":
+            return "reference"
+    return request.config.getoption("solution")
+
+
+@pytest.fixture(autouse=True)
+def _kata_engine(request):
+    """Every test inside a kata runs on that kata's learner pieces (reference for the rest)."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None:
+        yield reference
+        return
+    solution = _solution(request)
+    if kata.whole_engine and solution == "learner":
+        _stop_if_blocked(request, kata)
+    # Wires first: a learner file imported for this test (in engine_for) keeps wires too.
+    with tripwire.armed(kata, solution), engine_for(kata, solution) as engine:
+        yield engine
+    _check_grad_mode_restored(engine)
+
+
+def _check_grad_mode_restored(engine):
+    """A test that leaves grad mode off would fail the next test, far from its cause: fail
+    this one (at its teardown), and put grad mode back."""
+    if engine.is_grad_enabled():
+        return
+    engine.set_grad_enabled(True)
+    pytest.fail(
+        "grad mode is still off after this test: something turned it off and did not turn it "
+        "back on (use `with set_grad_enabled(...):` or `with no_grad():`, which restore it)",
+        pytrace=False,
+    )
+
+
+def _stop_if_blocked(request, kata):
+    """The capstone runs on every learner piece, with no reference fallback: until the katas
+    it needs are finished, each of its tests is a to-do naming them."""
+    grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
+    results = getattr(grading, "results", {})
+    cached = getattr(grading, "cached", {})
+    blockers = capstone_blockers(kata, lambda k: last_grading(results, cached, k))
+    if blockers:
+        raise KataBlocked(blocked_message(blockers))
+
+
+@pytest.fixture
+def ag(_kata_engine):
+    """The engine under test, with torch's API: `ag.tensor(...)`, `ag.autograd.grad(...)`."""
+    return _kata_engine
+
+
+@pytest.fixture(name="oracle")
+def oracle_fixture(ag):
+    """Runs the same code on torch and on `ag` and compares (see oracle.py)."""
+    from .oracle import Oracle  # here: torch is imported with it, only where a test runs
+
+    return Oracle(ag)
+
+
+@pytest.fixture
+def solution(request, _kata_engine):
+    """The kata's functions (katas 09 and 10, written on the public API): the learner's, or
+    the reference solution's under --solution reference: `solution.jacobian(f, x)`."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None or not kata.functions:
+        pytest.skip("the solution fixture belongs to a kata of functions (09, 10)")
+    return KataFunctions(kata, _solution(request))
+
+
+@pytest.fixture(params=["learner", "reference"])
+def speed(request, _kata_engine):
+    """Measures a workload on the learner's pieces and on the reference's (see speed.py)."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None:
+        pytest.skip("speed tests belong to a kata")
+    grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
+    if grading is not None and not grading.kata_result(kata).clean_so_far():
+        pytest.skip("speed is measured once the kata's tests pass")
+    return Speed(request, kata, request.param)
+
+
+@pytest.fixture
+def growth(request, _kata_engine):
+    """Checks that a piece's time grows like the reference's (see speed.py)."""
+    return Growth(request, request.node.stash.get(KATA_KEY, None))

@@ -1,0 +1,393 @@
+"""The oracle: the same test code run on torch and on the engine, the results compared.
+
+The engine runs first, on the inputs as given (float32 stays float32): a test that reaches a
+learner's stub stops there, a to-do, before torch is needed (a run whose tests all stop at a
+stub, a fresh clone's, never imports it: a second of start-up, in each pytest-xdist worker).
+Then torch runs, in float64; each side has its own copies of the inputs, so nothing a
+learner's code does to them can change torch's answer.
+
+- `check_grads(fn, **inputs)`: fn(lib, **tensors) builds an output; both sides run a
+  backward from it; the output, and every input's gradient (None-ness, shape, dtype,
+  values) are compared. On a wrong gradient the message names the input, shows both values,
+  and locates the first node in backward order whose gradients part from torch's, with a
+  drawing of the graph around it.
+- `compare(fn, **inputs)`: fn(lib, **tensors) returns anything (tensors, numbers, None,
+  tuples, {label: value} dicts whose labels name a mismatch) or raises; both sides must
+  return equal things, raise the same error (torch's phrase), and warn alike.
+"""
+import warnings
+
+import numpy as np
+
+from reference.solutions.toposort import topological_order
+
+from . import graph_view
+
+
+def torch_module():
+    """torch, imported where the oracle first needs it (see above), not with this module."""
+    import torch
+
+    return torch
+
+
+class KataMismatch(AssertionError):
+    """The engine's answer differs from torch's."""
+
+
+class Constant:
+    """Wrap an input that must not require grad: oracle.check_grads(fn, x=..., w=Constant(...))."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+SECOND_TIME = "backward through the graph a second time"
+TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
+
+
+def _tolerance(dtype):
+    return TOLERANCES.get(np.dtype(dtype), (1e-4, 1e-5))
+
+
+def _unwrap(value):
+    return value.value if isinstance(value, Constant) else value
+
+
+def _wants_grad(value):
+    array = np.asarray(_unwrap(value))
+    return not isinstance(value, Constant) and array.dtype.kind == "f"
+
+
+def _make_inputs(lib, inputs, float64):
+    tensors = {}
+    for name, value in inputs.items():
+        array = np.array(_unwrap(value), copy=True)
+        if array.dtype.kind == "f" and float64:
+            array = array.astype(np.float64)
+        tensors[name] = lib.tensor(array, requires_grad=_wants_grad(value))
+    return tensors
+
+
+def _numpy(t):
+    # A copy, of torch's tensors too: knowing which is which would take importing torch.
+    return np.array(t.detach().cpu().numpy())
+
+
+def _seed_for(shape):
+    # The same seed for the same shape, every run: a grade must not depend on luck.
+    rng = np.random.default_rng(len(shape) * 1000 + int(np.prod(shape, dtype=np.int64)))
+    return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+class Oracle:
+    def __init__(self, engine):
+        self.ag = engine
+
+    # --- gradients ---------------------------------------------------------------------
+
+    def check_grads(self, fn, op=None, result_name="the result (forward)", **inputs):
+        """`result_name` says what fn returns where it is not a forward result (a first
+        derivative, for a test of second derivatives)."""
+        __tracebackhide__ = True
+        op = op or getattr(fn, "__name__", "the operation")
+        actual = self._run_backward(self.ag, fn, inputs, float64=False)
+        try:
+            # The engine's backward before torch's forward (a stub is a to-do at once): the
+            # gradients of every node of its graph are kept, for pairing with torch's after.
+            actual["nodes"] = graph_view.graph_nodes(actual["root"]) if "root" in actual else []
+            actual["records"] = self._backward(actual, actual["nodes"], self.ag, op)
+            expected = self._run_backward(torch_module(), fn, inputs, float64=True)
+            self._compare_outputs(op, result_name, expected, actual)
+            for name in inputs:
+                if _wants_grad(inputs[name]):
+                    self._compare_grad(op, name, inputs, expected, actual)
+        except KataMismatch as mismatch:
+            # The values this call used (a test may have moved them after hypothesis drew them).
+            raise KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}") from None
+
+    def _run_backward(self, lib, fn, inputs, float64):
+        tensors = _make_inputs(lib, inputs, float64)
+        out = fn(lib, **tensors)
+        run = {"tensors": tensors, "out": out, "value": _numpy(out)}
+        if out.grad_fn is not None:
+            run["root"] = out.grad_fn
+        return run
+
+    def _backward(self, run, nodes, lib, op=""):
+        """Run the backward pass of `run`; the gradients `nodes` received and passed on."""
+        out = run["out"]
+        seed = None if out.numel() == 1 else _seed_for(tuple(out.shape))
+        if seed is not None:
+            if lib is self.ag:  # in the output's dtype: float32 stays float32
+                seed = seed.astype(_numpy(out).dtype)
+            seed = lib.tensor(seed)
+        records, handles = graph_view.record_gradients(nodes)
+        try:
+            out.backward(seed)
+        except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
+            raise KataMismatch(f"{op}: {_rule_error(error)}") from error
+        except RuntimeError as error:
+            if lib is not self.ag:  # torch
+                raise
+            unbroadcast = _unbroadcast_shape_error(error)
+            if unbroadcast:
+                raise KataMismatch(f"{op}: {unbroadcast}") from error
+            if SECOND_TIME not in str(error):
+                if _raised_in_a_rule(error):  # torch's words for a shape, from the rule's own call
+                    raise KataMismatch(f"{op}: {_rule_error(error)}") from error
+                raise
+            # One backward call on a fresh graph: only a node run twice can meet freed tensors.
+            raise KataMismatch(
+                f"{op}: a node ran a second time in one backward pass, after its saved tensors "
+                "were freed (torch's error: \"Trying to backward through the graph a second "
+                "time\"). A pass runs each node once, with the sum of all the gradients that "
+                "reach it: buffer them, and run the node when its turn in the order comes."
+            ) from error
+        finally:
+            for handle in handles:
+                handle.remove()
+        return records
+
+    def _compare_outputs(self, op, result_name, expected, actual):
+        __tracebackhide__ = True
+        pairs = []
+        if "root" in expected and "root" in actual:
+            pairs = graph_view.pair_graphs(actual["root"], expected["root"])
+        expected["records"] = self._backward(expected, [t for _, t in pairs], torch_module())
+        actual["records"] = _records_by_pair(actual["nodes"], actual["records"], pairs)
+        actual["pairs"] = pairs
+        if actual["value"].shape != expected["value"].shape or not graph_view._close(
+            actual["value"].astype(np.float64), expected["value"].astype(np.float64),
+            *_tolerance(actual["value"].dtype),
+        ):
+            raise KataMismatch(
+                f"{op}: {result_name} differs from torch's\n"
+                f"  expected {graph_view.abbreviate(expected['value'])}\n"
+                f"  got      {graph_view.abbreviate(actual['value'])}"
+            )
+
+    def _compare_grad(self, op, name, inputs, expected, actual):
+        __tracebackhide__ = True
+        leaf = actual["tensors"][name]
+        theirs = expected["tensors"][name].grad
+        ours = leaf._grad
+        dtype = np.asarray(_unwrap(inputs[name])).dtype
+        problem = None
+        if (ours is None) != (theirs is None):
+            problem = f"the gradient of `{name}` is {'None' if ours is None else 'set'}, torch's is {'None' if theirs is None else 'set'}"
+        elif ours is None:
+            return
+        elif tuple(ours.shape) != tuple(theirs.shape):
+            problem = f"the gradient of `{name}` has shape {tuple(ours.shape)}; torch's (and `{name}`'s) is {tuple(theirs.shape)}"
+        elif np.dtype(ours.dtype) != dtype:
+            problem = f"the gradient of `{name}` is {ours.dtype}, but `{name}` is {dtype} (torch keeps a leaf's dtype)"
+        elif not graph_view._close(_numpy(ours).astype(np.float64), _numpy(theirs), *_tolerance(dtype)):
+            problem = (
+                f"the gradient of `{name}` differs from torch's\n"
+                f"  expected {graph_view.abbreviate(_numpy(theirs))}\n"
+                f"  got      {graph_view.abbreviate(_numpy(ours))}"
+            )
+        if problem:
+            raise KataMismatch(f"{op}: {problem}{self._diagnosis(expected, actual, inputs, dtype)}")
+
+    def _diagnosis(self, expected, actual, inputs, dtype):
+        pairs = actual.get("pairs")
+        if not pairs:
+            return ""
+        root = actual["root"]
+        order = topological_order([root])
+        node, sentence = graph_view.locate(
+            pairs, actual["records"], expected["records"], order, *_tolerance(dtype)
+        )
+        labels = {id(t): name for name, t in actual["tensors"].items()}
+        where = f"\n  where: {sentence}" if node is not None else ""
+        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}"
+
+    # --- behaviour -------------------------------------------------------------------------
+
+    def compare(self, fn, error_phrase=None, **inputs):
+        """Run fn(lib, **tensors) on both; results, errors and warnings must agree."""
+        __tracebackhide__ = True
+        # The engine first: a stub reached here ends the test, a to-do, before torch is needed.
+        actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))
+        torch = torch_module()
+        expected = _outcome(torch, fn, _make_inputs(torch, inputs, float64=True))
+        if expected["error"] is not None or actual["error"] is not None:
+            _compare_errors(expected["error"], actual["error"], error_phrase)
+        else:
+            _compare_values(expected["value"], actual["value"], "the result")
+        _compare_warnings(expected["warnings"], actual["warnings"])
+        return actual["value"]
+
+
+def _records_by_pair(nodes, records, pairs):
+    """The engine's records, kept for each node of its graph (`nodes`, in the order hooked),
+    keyed instead by the pair each node is in, as torch's are."""
+    hooked = {id(node): index for index, node in enumerate(nodes)}
+    return {index: records[hooked[id(ours)]] for index, (ours, _) in enumerate(pairs)
+            if hooked.get(id(ours)) in records}
+
+
+def _node_frames(error):
+    """(method name, node, the frame's locals, its traceback entry) for each frame of
+    `error`'s traceback that runs a method of a graph node, outermost first."""
+    tb = error.__traceback__
+    while tb is not None:
+        node = tb.tb_frame.f_locals.get("self")
+        if hasattr(node, "kind"):
+            yield tb.tb_frame.f_code.co_name, node, tb.tb_frame.f_locals, tb
+        tb = tb.tb_next
+
+
+def _rule_error(error):
+    """A numpy error raised inside a backward rule, in a sentence that names the rule, the
+    gradient's shape it got and the shapes it had to return."""
+    rule, got, wanted = None, None, None
+    for method, node, frame_locals, _ in _node_frames(error):  # the innermost node call (or unbroadcast) wins
+        if method == "__call__":
+            rule, got = node.kind.rule, frame_locals.get("grad")
+            wanted = " and ".join(str(tuple(shape)) for shape in node.input_shapes)
+        elif method == "_reduced":
+            rule, got, wanted = "unbroadcast", frame_locals.get("grad"), str(tuple(frame_locals.get("shape")))
+    if rule is None:
+        return f"the backward pass raised {type(error).__name__}: {error}"
+    got_shape = tuple(got.shape) if hasattr(got, "shape") else "?"
+    return (
+        f"your {rule} raised {type(error).__name__}: {error}\n"
+        f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
+    )
+
+
+def _raised_in_a_rule(error):
+    """Whether `error` came from inside a backward rule (a reshape to a shape that does not
+    fit, say), not from the engine's checks of what the rule returned."""
+    inside = False
+    for method, node, _, tb in _node_frames(error):
+        if method == "__call__":
+            following = tb.tb_next
+            inside = following is not None and following.tb_frame.f_locals.get("self") is not node
+    return inside
+
+
+def _unbroadcast_shape_error(error):
+    """The engine's shape check after the learner's unbroadcast, in words that name it (the
+    error itself names the node whose gradient it was)."""
+    if "returned an invalid gradient" not in str(error) or graph_view.is_reference("unbroadcast"):
+        return None
+    for method, node, frame_locals, _ in _node_frames(error):
+        if method == "_reduced":
+            shape, grad = frame_locals.get("shape"), frame_locals.get("grad")
+            got = tuple(grad.shape) if hasattr(grad, "shape") else "?"
+            return (
+                f"your unbroadcast returned a gradient of shape {got} for input "
+                f"{frame_locals.get('index')} of {node.name()}, whose shape is {tuple(shape)}: it must "
+                f"sum the gradient down to exactly that shape (kata 02)\n  torch's error: {error}"
+            )
+    return None
+
+
+def _describe_inputs(inputs):
+    parts = []
+    for name, value in inputs.items():
+        text = graph_view.abbreviate(np.asarray(_unwrap(value)))
+        parts.append(f"{name}={text}" + (" (constant)" if isinstance(value, Constant) else ""))
+    return ", ".join(parts)
+
+
+def _outcome(lib, fn, tensors):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = fn(lib, **tensors), None
+        except (RuntimeError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            value, error = None, exc
+    kept = [w for w in caught if issubclass(w.category, UserWarning) and not _torch_only(w)]
+    return {"value": value, "error": error, "warnings": kept}
+
+
+def _torch_only(warning):
+    # torch warns once per process that backward(create_graph=True) makes a reference cycle
+    # (a C++ memory concern); whether it shows depends on what ran before, so it is not compared.
+    return "create a reference cycle" in str(warning.message)
+
+
+def key_phrase(message):
+    """The part of an error message that names the error (before its details)."""
+    message = str(message).strip()
+    head = message.split(":", 1)[0] if ":" in message[:120] else message.split(". ", 1)[0]
+    return head.strip()
+
+
+def _compare_errors(expected, actual, phrase):
+    __tracebackhide__ = True
+    if expected is None:
+        why = ""
+        if isinstance(actual, AttributeError) and "'NoneType'" in str(actual):
+            why = ("\n  (a value the test uses, such as a .grad, is None in the engine but set in "
+                   "torch: a gradient never reached it)")
+        raise KataMismatch(
+            f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}{why}"
+        ) from actual
+    if actual is None:
+        raise KataMismatch(f"torch raises {type(expected).__name__}: {expected}\n  the engine raised nothing")
+    phrase = phrase or key_phrase(expected)
+    if type(actual) is not type(expected) or phrase not in str(actual):
+        raise KataMismatch(
+            f"torch raises {type(expected).__name__}: {expected}\n"
+            f"  the engine raised {type(actual).__name__}: {actual}\n"
+            f"  (expected the phrase: {phrase!r})"
+        ) from actual
+
+
+def _compare_warnings(expected, actual):
+    __tracebackhide__ = True
+    want = [key_phrase(w.message) for w in expected]
+    got = [key_phrase(w.message) for w in actual]
+    if want != got:
+        raise KataMismatch(f"torch warns {want or 'nothing'}; the engine warns {got or 'nothing'}")
+
+
+def _is_tensor(value):  # torch's or the engine's (without importing torch to tell)
+    return hasattr(value, "grad_fn") and hasattr(value, "numpy")
+
+
+def _compare_values(expected, actual, what):
+    __tracebackhide__ = True
+    if isinstance(expected, dict):  # {label: value}: a mismatch is named by its label
+        if not isinstance(actual, dict) or list(actual) != list(expected):
+            raise KataMismatch(f"{what}: torch gives {list(expected)}, the engine {actual!r}")
+        for key, value in expected.items():
+            _compare_values(value, actual[key], key if what == "the result" else f"{what}, {key}")
+        return
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+            raise KataMismatch(f"{what}: torch gives {len(expected)} values, the engine {actual!r}")
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            _compare_values(e, a, f"{what}[{i}]")
+        return
+    if _is_tensor(expected):
+        if not _is_tensor(actual):
+            raise KataMismatch(f"{what}: torch gives a tensor, the engine {actual!r}")
+        e, a = _numpy(expected), _numpy(actual)
+        if e.shape != a.shape:
+            raise KataMismatch(f"{what}: shape {a.shape}, torch's is {e.shape}")
+        if e.dtype.kind != a.dtype.kind:
+            raise KataMismatch(f"{what}: dtype {a.dtype}, torch's is {e.dtype}")
+        if bool(expected.requires_grad) != bool(actual.requires_grad):
+            raise KataMismatch(f"{what}: requires_grad is {actual.requires_grad}, torch's is {expected.requires_grad}")
+        if e.dtype.kind in "fc" and not graph_view._close(a.astype(np.float64), e.astype(np.float64), *_tolerance(a.dtype)):
+            raise KataMismatch(f"{what} differs from torch's\n  expected {graph_view.abbreviate(e)}\n  got      {graph_view.abbreviate(a)}")
+        if e.dtype.kind not in "fc" and not np.array_equal(e, a):
+            raise KataMismatch(f"{what} differs from torch's: expected {e}, got {a}")
+        return
+    if expected is None or actual is None:
+        if expected is not actual:
+            raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")
+        return
+    if isinstance(expected, float):
+        if not np.isclose(expected, actual, rtol=1e-4):
+            raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")
+        return
+    if expected != actual:
+        raise KataMismatch(f"{what}: torch gives {expected!r}, the engine {actual!r}")

@@ -1,0 +1,157 @@
+"""What a test's result means for a learner: a to-do, a pass, or a failure with one sentence.
+
+A test that reaches a learner's stub (NotImplementedError raised in a learner file) is not a
+failure but a to-do: the learner has not written that piece yet. Anything else a learner's
+code raises stays a failure, summed up in one sentence for the kata's row.
+"""
+import contextlib
+import functools
+from pathlib import Path
+
+from _pytest.outcomes import Skipped
+
+from ..manifest import ROOT
+from ..guards.time_limit import RUNNING, TRIPPED, RanAway
+
+TODO = "todo"
+
+# Frames in these folders are the kit's machinery, not the learner's or the test's code;
+# so are contextlib's (a test's `with hint(...)`, a fixture's `with engine_for(...)`).
+_MACHINERY = (ROOT / "reference", ROOT / "plugin")
+_CONTEXTLIB = Path(contextlib.__file__).resolve()
+
+
+class StubReached(Skipped):
+    """A learner's stub was called. A skip-type outcome, so that hypothesis stops at once
+    instead of shrinking an example that no input can fix."""
+
+
+class KataBlocked(StubReached):
+    """The capstone needs katas that are not finished yet: its tests are to-dos that say which."""
+
+
+def todo_reason(excinfo):
+    """What a to-do report says: which katas to finish first (capstone), or the stub."""
+    if excinfo is not None and excinfo.errisinstance(KataBlocked):
+        return str(excinfo.value)
+    return "reached a stub: not written yet"
+
+
+def raised_in(exc, paths):
+    """True when the innermost frame of exc's traceback is in one of `paths`."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() in paths
+
+
+def guard(name, piece, learner_paths):
+    """Wrap a learner's function so that reaching its stub raises StubReached, and a piece
+    that ran away earlier in the run fails at once (see guards/time_limit.py)."""
+    key = (getattr(getattr(piece, "__code__", None), "co_filename", ""), name)
+
+    @functools.wraps(piece)
+    def guarded(*args, **kwargs):
+        # The breaker of time_limit.with_breaker, inlined: a rule runs once per node.
+        if key in TRIPPED:
+            raise RanAway(TRIPPED[key])
+        RUNNING.append(key)
+        try:
+            return piece(*args, **kwargs)
+        except NotImplementedError as exc:
+            if raised_in(exc, learner_paths):
+                raise StubReached(f"reached the stub of {name}: not written yet") from exc
+            raise
+        finally:
+            RUNNING.pop()
+
+    return guarded
+
+
+def reached_stub(excinfo, learner_paths):
+    """True when a test stopped at a learner's stub (guarded or not)."""
+    if excinfo is None:
+        return False
+    if excinfo.errisinstance(StubReached):
+        return True
+    return excinfo.errisinstance(NotImplementedError) and raised_in(excinfo.value, learner_paths)
+
+
+def _is_machinery(entry):
+    path = Path(str(entry.path)).resolve()
+    if any(folder in path.parents for folder in _MACHINERY) or path == _CONTEXTLIB:
+        return True
+    return "site-packages" in path.parts or "hypothesis" in path.parts
+
+
+def hide_machinery(item):
+    """Show a kata test's failures without the engine's and the grader's frames: the
+    learner reads the test, their own code and the error (--full-trace shows all)."""
+    pytest_filter = item._traceback_filter
+
+    def learner_frames(excinfo):
+        traceback = pytest_filter(excinfo)
+        kept = traceback.filter(lambda entry: not _is_machinery(entry))
+        return kept if len(kept) else traceback
+
+    item._traceback_filter = learner_frames
+
+
+def verdict(report):
+    """One sentence for a failed test report."""
+    text = str(report.longrepr) if report.longrepr is not None else ""
+    # The crash line names the exception that ended the test (not a cause it was raised from).
+    crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
+    if getattr(report, "kata_message", None):
+        message = report.kata_message
+    elif crash.strip():
+        message = _shorten(crash.strip().splitlines()[0])
+    else:
+        message = _last_error_line(text)
+    if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
+        return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
+    if "RecursionError" in message:
+        return f"recursed too deep (RecursionError): {RECURSION_ADVICE}"
+    return message
+
+
+RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"
+
+
+def recursion_failure(excinfo):
+    """A RecursionError in a few lines, not a thousand frames: which function of the
+    learner's calls itself, where, and what to do instead. None for any other failure."""
+    if excinfo is None or not excinfo.errisinstance(RecursionError):
+        return None
+    counts = {}
+    tb = excinfo.value.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        key = (code.co_name, code.co_filename, tb.tb_lineno)
+        counts[key] = counts.get(key, 0) + 1
+        tb = tb.tb_next
+    (name, filename, line), repeats = max(counts.items(), key=lambda item: item[1])
+    try:
+        where = Path(filename).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        where = Path(filename).name
+    return (
+        f"RecursionError: {excinfo.value}\n"
+        f"  {name} ({where}, line {line}) called itself {repeats} times deep: Python stops at "
+        "about 1,000 nested calls, and a graph can be 100,000 nodes deep.\n"
+        f"  Fix: {RECURSION_ADVICE} (--full-trace shows every frame)."
+    )
+
+
+def _last_error_line(text):
+    """The `E   ...` line that names the exception, as pytest prints it."""
+    lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    for line in lines:
+        if line:
+            return _shorten(line)
+    stripped = [line.strip() for line in text.splitlines() if line.strip()]
+    return _shorten(stripped[-1]) if stripped else "failed"
+
+
+def _shorten(line, limit=160):
+    return line if len(line) <= limit else line[: limit - 1] + "…"

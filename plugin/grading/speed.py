@@ -1,0 +1,283 @@
+"""Speed against the reference: the same workload on the learner's piece and the reference's.
+
+A kata's speed test takes the `speed` fixture, which parametrizes it over the two solutions.
+The learner's run times both, interleaved (learner, reference, reference, learner, ...), so
+that whatever else the machine does hits both alike, and records the ratio of their best
+times with the spread of the pairwise ratios; the table shows it as a coarse class ("same
+speed", "2x slower"). The reference's run feeds pytest-benchmark when its options ask for it
+(its table and tooling), and otherwise only checks that the workload runs.
+
+A measured verdict is remembered in pytest's cache under the hash of the files it depends
+on (the learner's file, the reference engine, the test file): a piece whose source has not
+changed is not timed again (watch mode, `pytest --kata N` after editing another kata).
+
+The `growth` fixture checks a piece's growth class against the reference's (see Growth).
+Counts (node runs) are in `reference.graph.Stats`: counts are not noisy.
+"""
+import contextlib
+import gc
+import hashlib
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+from reference import pieces as seam
+
+from ..guards import cycle_collector, tripwire
+from ..state import SPEED_CACHE_PREFIX
+from .say_once import benchmark_asked
+
+SPEED_KEY = pytest.StashKey()
+REFERENCE_DIR = Path(seam.__file__).resolve().parent
+# A quadratic piece grows about `factor` (8) times faster than a linear one: 3 is far from both.
+RELATIVE_GROWTH_LIMIT = 3
+GROWTH_ATTEMPTS = 3  # measurements (best times pooled) before a growth verdict fails
+SAMPLE_S = 0.01  # each timed sample lasts at least this long (timer and scheduler noise)
+
+
+def _timed(workload):
+    """The CPU time this thread spent in workload(). Not the wall clock: while another
+    process holds the core (a busy workshop laptop, a CI runner, a second xdist worker) the
+    wall clock runs on and this one does not, so the verdicts hold on a busy machine.
+    (Numpy's BLAS is held to this thread while timing: see Speed.__call__.)"""
+    start = time.thread_time()
+    workload()
+    return time.thread_time() - start
+
+
+class _CollectorPaused(cycle_collector.paused):
+    """Time a workload on its own: Python's cycle collector would add a cost that grows with
+    everything else alive in the process (the test graphs), not with the workload."""
+
+    def __enter__(self):
+        gc.collect()  # once: a full collection can take long in a big test process
+        super().__enter__()
+
+
+def speed_class(ratio):
+    """A ratio as a learner should read it: a shared machine moves single figures by 10-15%,
+    so close ratios share a class."""
+    if ratio < 0.8:
+        return "faster"
+    if ratio <= 1.25:
+        return "same speed"
+    if ratio < 3:
+        return "slower"
+    return "much slower"
+
+
+def source_key(kata, test_path):
+    """A hash of every file a speed verdict of `kata` depends on: its learner files, the
+    reference engine (the other side of the ratio) and the test file (the workload)."""
+    from ..manifest import katas
+
+    files = [k.path for k in katas() if k.pieces] if kata.whole_engine else [kata.path]
+    files += sorted(REFERENCE_DIR.rglob("*.py")) + [Path(test_path)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.name).encode())
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:
+            digest.update(b"(missing)")
+    return digest.hexdigest()
+
+
+class _Remembered:
+    """Verdicts kept in pytest's cache, keyed by test and valid for one source hash."""
+
+    def __init__(self, request, kata):
+        self.cache = getattr(request.config, "cache", None)
+        self.key = SPEED_CACHE_PREFIX + request.node.nodeid.replace("/", "_")
+        self.source = source_key(kata, request.node.path) if kata is not None else None
+
+    def get(self):
+        if self.cache is None or self.source is None:
+            return None
+        entry = self.cache.get(self.key, None)
+        if isinstance(entry, dict) and entry.get("source") == self.source:
+            return entry.get("verdict")
+        return None
+
+    def set(self, verdict):
+        if self.cache is not None and self.source is not None:
+            self.cache.set(self.key, {"source": self.source, "verdict": verdict})
+
+
+class Speed:
+    def __init__(self, request, kata, solution):
+        self.request = request
+        self.kata = kata
+        self.solution = solution
+
+    def _record(self, **values):
+        self.request.node.stash.setdefault(SPEED_KEY, {}).update(values)
+
+    def __call__(self, workload, budget=0.3):
+        """Measure workload() (a function of no arguments) against the reference's."""
+        remembered = _Remembered(self.request, self.kata)
+        if self.solution == "learner":
+            verdict = remembered.get()
+            if verdict is not None:
+                self._show(verdict, note="unchanged since it was timed")
+                return
+        # Time the learner's own functions, not the stub guards wrapped around them.
+        unguarded = {n: p.__wrapped__ for n, p in vars(seam.active).items() if hasattr(p, "__wrapped__")}
+        # One BLAS thread for both sides: a multi-threaded matmul on a shared 2-core machine
+        # swings by 10x from one run to the next, and that would be read as the learner's doing.
+        with seam.swapped(unguarded), threadpool_limits(limits=1, user_api="blas"), _CollectorPaused():
+            if self.solution == "reference":
+                self._benchmark(workload, budget)
+                return
+            verdict = self.interleaved(workload, budget)
+        remembered.set(verdict)
+        self._show(verdict)
+
+    def _show(self, verdict, note=""):
+        self._record(kata_speed={f"ratio:{self.request.node.name}": verdict["ratio"]},
+                     kata_speed_note=note)
+
+    def _benchmark(self, workload, budget):
+        """The reference's side: pytest-benchmark's record when it is on, else one run."""
+        benchmark = self.request.getfixturevalue("benchmark")
+        if getattr(benchmark, "disabled", False) or not benchmark_asked(self.request.config):
+            workload()
+            return
+        per_call = min(_timed(workload) for _ in range(2))
+        rounds = int(min(50, max(3, budget / max(per_call, 1e-6))))
+        benchmark.group = self.kata.slug
+        benchmark.pedantic(workload, rounds=rounds, iterations=1, warmup_rounds=1)
+
+    def interleaved(self, workload, budget):
+        """{"ratio", "low", "high"}: the learner's best time over the reference's, both
+        timed in alternation; low and high are the quartiles of the pairwise ratios."""
+        # The capstone (whole_engine) swaps every piece; another kata its own.
+        reference = tripwire.unwired(seam.REFERENCE if self.kata.whole_engine else self.kata.pieces)
+        # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
+        functions = None
+        if "solution" in self.request.fixturenames:
+            functions = self.request.getfixturevalue("solution")
+
+        @contextlib.contextmanager
+        def on_reference():
+            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
+                yield
+
+        with on_reference():
+            per_call = min(_timed(workload) for _ in range(2))
+        repeats = max(1, math.ceil(SAMPLE_S / max(per_call, 1e-7)))
+        pairs = int(min(25, max(5, budget / (per_call * repeats))))
+        mine, theirs = [], []
+        for index in range(pairs):
+            # Alternate who goes first: a cache warmed by one side must not favour the other.
+            for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                if side == 0:
+                    mine.append(_timed(lambda: [workload() for _ in range(repeats)]))
+                else:
+                    with on_reference():
+                        theirs.append(_timed(lambda: [workload() for _ in range(repeats)]))
+        # Best times: another process only ever adds time, so the minimum is what the code
+        # costs; the pairwise ratios show how much the machine moved meanwhile.
+        pairwise = sorted(m / t for m, t in zip(mine, theirs))
+        quartile = len(pairwise) // 4
+        return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
+
+
+def report_verdict(request, verdict):
+    """Show `verdict` in the table's speed column for this test's kata, in place of a time
+    ratio: for a count or memory comparison (transfers, peak bytes), exact where time is noise.
+    It travels on the report like a growth verdict (under pytest-xdist too)."""
+    request.node.stash.setdefault(SPEED_KEY, {}).update(kata_growth=verdict)
+
+
+class Growth:
+    """The `growth` fixture: a growth-class check, graded like a correctness test (a piece
+    that is quadratic is wrong for a 100,000-node graph, however right its answers).
+
+    Time alone misleads: 8x the nodes can cost 20-30x the time in linear code once the
+    graph outgrows the CPU caches. So the learner's growth is compared with the reference
+    piece's growth on the same graphs, timed in alternation: a linear piece grows like the
+    reference (about 1x), a quadratic one about `factor` times faster. Each growth is taken
+    from best times of the thread's CPU time (another process adds none of it), and a verdict
+    of "quadratic" is measured again, up to GROWTH_ATTEMPTS times, with the best times pooled,
+    before it fails: a busy machine never fails linear code.
+    """
+
+    def __init__(self, request, kata):
+        self.request = request
+        self.kata = kata
+
+    def __call__(self, make_workload, n, factor=8, what="nodes"):
+        remembered = _Remembered(self.request, self.kata)
+        passed = remembered.get()
+        if passed is not None:
+            return passed["relative"]
+        small, large = make_workload(n), make_workload(n * factor)
+        reference = tripwire.unwired(self.kata.pieces)
+        best = {"mine": [math.inf, math.inf], "theirs": [math.inf, math.inf]}
+        with _CollectorPaused(), threadpool_limits(limits=1, user_api="blas"):
+            for _ in range(GROWTH_ATTEMPTS):
+                # Best times pooled over the attempts: each attempt can only bring every
+                # figure closer to what the code costs, never further.
+                mine, theirs = _interleaved_growth(small, large, factor, reference, best)
+                if mine / theirs <= RELATIVE_GROWTH_LIMIT:
+                    remembered.set({"relative": mine / theirs})
+                    return mine / theirs
+        verdict = (
+            f"slow: looks quadratic ({factor}x the {what} took {mine:.0f}x the time; "
+            f"the reference's took {theirs:.0f}x)"
+        )
+        report_verdict(self.request, verdict)
+        pytest.fail(
+            f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
+            "per node.",
+            pytrace=False,
+        )
+
+
+def _interleaved_growth(small, large, factor, reference, best, rounds=3):
+    """(the learner's growth, the reference's): time(large) / time(small) for each, from the
+    best of `rounds` batches timed in alternation (and of the batches already in `best`, which
+    it updates), each batch long enough (20 ms) that scheduling noise stays small."""
+    reps = 1
+    while _timed(lambda: [small() for _ in range(reps)]) < 0.02 and reps < 4096:
+        reps *= 2
+    large_reps = max(1, reps // factor)
+
+    def batch(side, workload, count, slot):
+        elapsed = _timed(lambda: [workload() for _ in range(count)]) / count
+        best[side][slot] = min(best[side][slot], elapsed)
+
+    for _ in range(rounds):
+        batch("mine", small, reps, 0)
+        batch("mine", large, large_reps, 1)
+        with seam.swapped(reference):
+            batch("theirs", small, reps, 0)
+            batch("theirs", large, large_reps, 1)
+    return tuple(best[side][1] / max(best[side][0], 1e-9) for side in ("mine", "theirs"))
+
+
+class NodeRuns:
+    """Counts backward node runs inside a `with` block: `with count_node_runs() as runs: ...`,
+    then `runs.count`. For checks where a count says more than a time (one pass for all
+    weights against one pass per weight)."""
+
+    def __enter__(self):
+        from reference.graph import Stats
+
+        self._stats = Stats
+        self._start = Stats.node_calls
+        self.count = 0
+        return self
+
+    def __exit__(self, *exc_info):
+        self.count = self._stats.node_calls - self._start
+        return False
+
+
+def count_node_runs():
+    return NodeRuns()

@@ -1,0 +1,6 @@
+"""`python -m plugin.shipped --update | --check` (see regenerate.py)."""
+import sys
+
+from .regenerate import main
+
+sys.exit(main())
