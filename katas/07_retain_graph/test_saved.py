@@ -399,7 +399,7 @@ def test_the_inplace_message_is_torchs_in_full(ag, name):
     import torch
     expected = _inplace_message(torch, INPLACE_SCENARIOS[name])
     actual = _inplace_message(ag, INPLACE_SCENARIOS[name])
-    assert expected.startswith(MODIFIED)
+    assert expected.startswith(MODIFIED), f"{name}: torch's own message changed: {expected}"
     assert actual == expected, f"{name}: torch says\n  {expected}\nyours:\n  {actual}"
 
 

@@ -12,6 +12,9 @@ from _pytest.outcomes import Skipped
 
 from ..manifest import ROOT
 from ..guards.time_limit import RUNNING, TRIPPED, RanAway
+from . import blame
+from .blame import LAST_RETURN
+from .one_line import one_line, shorten
 
 TODO = "todo"
 
@@ -57,7 +60,9 @@ def guard(name, piece, learner_paths):
             raise RanAway(TRIPPED[key])
         RUNNING.append(key)
         try:
-            return piece(*args, **kwargs)
+            result = piece(*args, **kwargs)
+            LAST_RETURN["piece"] = (name, result)  # blame.remember_return, inlined
+            return result
         except NotImplementedError as exc:
             if raised_in(exc, learner_paths):
                 raise StubReached(f"reached the stub of {name}: not written yet") from exc
@@ -98,21 +103,33 @@ def hide_machinery(item):
 
 
 def verdict(report):
-    """One sentence for a failed test report."""
+    """One sentence for a failed test report: the first line of its message that says
+    something (see one_line.py)."""
     text = str(report.longrepr) if report.longrepr is not None else ""
     # The crash line names the exception that ended the test (not a cause it was raised from).
     crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
     if getattr(report, "kata_message", None):
-        message = report.kata_message
+        message = one_line(report.kata_message)
     elif crash.strip():
-        message = _shorten(crash.strip().splitlines()[0])
+        message = one_line(crash)
     else:
         message = _last_error_line(text)
-    if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
+    if "Timeout" in text and "+++++" in text or message.startswith("Timeout"):
         return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
     if "RecursionError" in message:
         return f"recursed too deep (RecursionError): {RECURSION_ADVICE}"
     return message
+
+
+def explained(excinfo, learner_paths):
+    """The sentence about the learner's piece behind an error that is not already the kit's
+    own sentence (see blame.py), or None."""
+    error = None if excinfo is None else excinfo.value
+    if not isinstance(error, Exception) or isinstance(error, RecursionError):
+        return None
+    if type(error).__name__ in ("KataMismatch", "LearnerFileError"):
+        return None
+    return blame.explain(error, learner_paths)
 
 
 RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"
@@ -148,10 +165,8 @@ def _last_error_line(text):
     lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
     for line in lines:
         if line:
-            return _shorten(line)
+            return shorten(line)
     stripped = [line.strip() for line in text.splitlines() if line.strip()]
-    return _shorten(stripped[-1]) if stripped else "failed"
+    return shorten(stripped[-1]) if stripped else "failed"
 
 
-def _shorten(line, limit=160):
-    return line if len(line) <= limit else line[: limit - 1] + "…"

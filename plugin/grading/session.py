@@ -212,6 +212,10 @@ class Grading:
         elif call.excinfo is not None and call.excinfo.errisinstance(interrupts.RaisedInterrupt):
             report.kata_message = str(call.excinfo.value)
         if report.failed:
+            explained = None if getattr(report, "kata_message", None) else outcomes.explained(call.excinfo, self.learner_paths)
+            if explained:  # the piece behind an error raised far from it, named first
+                report.kata_message = explained
+                report.longrepr = f"{explained}\n\n{report.longrepr}"
             report.kata_message = outcomes.verdict(report)
             import_error = say_once.learner_file_message(call.excinfo)
             if import_error:  # one sentence, no frames: the learner's file is at fault
