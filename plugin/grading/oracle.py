@@ -311,9 +311,21 @@ def _why_requires_grad(actual):
     return ": it is a leaf that requires grad (the tensor itself handed back, not a new one?)"
 
 
+def _plain(values):
+    return all(isinstance(v, (str, int, float, bool)) or v is None for v in values)
+
+
+def _plain_and_unequal(expected, actual):
+    """Two lists of plain values (labels, flags, numbers) that differ: shown whole, not item by item."""
+    if not (_plain(expected) and _plain(actual)):
+        return False
+    return any(not (np.isclose(e, a, rtol=1e-4) if isinstance(e, float) and isinstance(a, (int, float)) else e == a)
+               for e, a in zip(expected, actual))
+
+
 def _listed(values):
     """A list of plain values as it is (['side', 'main']), else its length and items in words."""
-    if isinstance(values, (tuple, list)) and all(isinstance(v, (str, int, float, bool)) or v is None for v in values):
+    if isinstance(values, (tuple, list)) and _plain(values):
         return repr(values)
     return blame.describe(values)
 
@@ -331,7 +343,7 @@ def _compare_values(expected, actual, what):
             _compare_values(value, actual[key], key if what == "the result" else f"{what}, {key}")
         return
     if isinstance(expected, (tuple, list)):
-        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected) or _plain_and_unequal(expected, actual):
             raise KataMismatch(f"{what}: torch gives {_listed(expected)}, the engine {_listed(actual)}")
         for i, (e, a) in enumerate(zip(expected, actual)):
             _compare_values(e, a, f"{what}[{i}]")
