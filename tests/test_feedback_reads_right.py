@@ -183,3 +183,23 @@ def test_the_table_shows_the_one_line(pytester):
     line = next(l for l in result.outlines if "first failure: " in l)
     assert "KataMismatch" not in line, line
     assert "a - b: the gradient of `b` differs from torch's (expected" in line and "got" in line, line
+
+
+# --- kata 07: a cause checked, not guessed -------------------------------------------------------
+
+@pytest.mark.parametrize("old, new, cause, not_cause", [
+    ("        if True in outputs:\n", "        if False:\n",
+     "keeps the node's own output with its grad_fn", "holds its owner strongly"),
+    ("self._owner = weakref.ref(owner)", "self._owner = lambda: owner",
+     "holds its owner strongly", "keeps the node's own output"),
+], ids=["output kept attached", "owner held strongly"])
+def test_why_a_graph_outlives_its_root_is_checked(pytester, old, new, cause, not_cause):
+    """Issue 31.2: "SavedTensors holds its owner strongly; use weakref.ref(owner)" was said of
+    code that used weakref.ref(owner) (its saved output was not detached)."""
+    make_checkout(pytester, katas=["07_retain_graph"])
+    source = learner_source("saved")
+    assert source.count(old) == 1
+    write_learner_file(pytester, "07_retain_graph", "saved.py", source.replace(old, new))
+    result = pytester.runpytest("--kata", "7", "-p", "no:randomly", "-k", "owner_is_held_weakly")
+    out = result.stdout.str()
+    assert cause in out and not_cause not in out, out

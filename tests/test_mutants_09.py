@@ -134,7 +134,7 @@ MUTANTS = [
            HVP_BODY,
            "    x = x.detach().requires_grad_()\n    (g,) = ag.autograd.grad(f(x), x, create_graph=True)\n"
            "    (hv,) = ag.autograd.grad(g, x, grad_outputs=v)\n    return hv.detach()\n",
-           expect="test_hvp_of_a_function_with_a_constant_gradient_is_zero"),
+           expect="f is linear in x here: its gradient does not depend on x"),
     Mutant("hvp: H @ ones instead of H @ v",
            "(hv,) = ag.autograd.grad(g, x, grad_outputs=v, allow_unused=True)",
            "(hv,) = ag.autograd.grad(g.sum(), x, allow_unused=True)", expect="hessian_vector_product of"),

@@ -63,9 +63,26 @@ def call(what, function, *args):
                         "pass retain_graph=True to every autograd.grad call but the last "
                         f"(torch: {str(error)[:51]})", pytrace=False)
         if "does not require grad and does not have a grad_fn" in str(error):
-            pytest.fail(f"{what}: a gradient without a graph was differentiated again; the first "
-                        f"autograd.grad needs create_graph=True (torch: {error})", pytrace=False)
+            pytest.fail(f"{what}: {_why_no_graph(*args)} (torch: {error})", pytrace=False)
         raise
+
+
+def _why_no_graph(f, x, *rest):
+    """Why a gradient had no graph to differentiate, checked on the model solution's engine:
+    f linear in x (its gradient is a constant, with no graph even under create_graph=True),
+    else a first autograd.grad without create_graph=True."""
+    from plugin import engine
+
+    point = engine.tensor(x.detach().cpu().numpy(), requires_grad=True)
+    try:
+        (g,) = engine.autograd.grad(f(point), point, create_graph=True, allow_unused=True)
+    except RuntimeError:
+        g = None
+    if g is None or not g.requires_grad:
+        return ("f is linear in x here: its gradient does not depend on x, so it has no graph even "
+                "with create_graph=True, and differentiating it again fails. The answer is zeros "
+                "(torch.autograd.functional gives zeros): check g.requires_grad before the second call")
+    return "a gradient without a graph was differentiated again; the first autograd.grad needs create_graph=True"
 
 
 # --- jacobian ---------------------------------------------------------------------------------
