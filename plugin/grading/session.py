@@ -183,8 +183,10 @@ class Grading:
                 del item.repr_failure
         if kata is None:
             return report
+        first_of_kata = False
         if report.failed and call.when == "call":
             first = self.first_failures.get(kata.slug)
+            first_of_kata = first is None
             self.first_failures[kata.slug] = min(first, _failure_key(item)) if first else _failure_key(item)
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
@@ -224,7 +226,8 @@ class Grading:
             recursion = outcomes.recursion_failure(call.excinfo)
             if recursion and not self.config.getoption("fulltrace", False):
                 report.longrepr = recursion
-            hint = self.hints.current(kata)
+            # The hint once per run, under the kata's first failure: the seen one that fits it.
+            hint = self.hints.current(kata, report.nodeid, report.kata_message) if first_of_kata else None
             if hint:
                 report.sections.append((say_once.HINT_SECTION, hint))
         return report
@@ -330,11 +333,18 @@ class Grading:
         if revealed is None:
             tr.write_line(f"Kata {kata.slug} has no hints.")
             return
-        number, total, text = revealed
-        tr.write_sep("-", f"Hint {number} of {total} for kata {kata.slug}", yellow=True)
-        tr.write_line(text)
-        if number == total:
+        tr.write_sep("-", f"Hint {revealed.number} of {revealed.total} for kata {kata.slug}", yellow=True)
+        first = self._first_failure(kata)
+        if revealed.matched and first is not None:
+            tr.write_line(f"(for your first failure, {first.nodeid.split('::')[-1]}; "
+                          f"you have seen {revealed.seen} of the {revealed.total} hints)")
+        tr.write_line(revealed.text)
+        if revealed.seen == revealed.total:
             tr.write_line("(that was the last hint: the next step is the model solution in reference/solutions/, once the kata is done)")
+
+    def _first_failure(self, kata):
+        result = self.results.get(kata.slug)
+        return None if result is None else result.first_failure()
 
     def _show_report(self, tr):
         outcome = getattr(self, "report_outcome", None)
@@ -387,7 +397,9 @@ class Grading:
         self._remember_statuses()
         if self.config.getoption("hint") and self._graded():
             kata = self._hint_kata()
-            self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata))
+            first = None if kata is None else self._first_failure(kata)
+            failure = (first.nodeid, first.message) if first is not None else ("", "")
+            self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata, *failure))
         path = self.config.getoption("kata_report")
         if path:
             self.report_outcome = self._write_report(path)
