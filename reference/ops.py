@@ -685,16 +685,52 @@ def _transposed(kind, x, dim0, dim1):
 
 
 def expand(x, sizes):
-    target = _shape_arg(sizes)
-    if -1 in target:  # -1 keeps that dimension's size
-        offset = len(target) - x.ndim
-        target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
+    target = _expanded_shape(x, _shape_arg(sizes))
     if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
         data = x._data.reshape(target)  # a view that can be written to, as torch's
     else:  # elements repeated: numpy's broadcast view is read-only (in place: torch's error)
         data = np.broadcast_to(x._data, target)
     out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
+
+
+# torch's names of a tensor's type, as its expand error prints them
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
+
+
+def _expanded_shape(x, target):
+    """The shape x.expand(*target) gives, checked with torch's words: a new dimension is added
+    in front, -1 keeps a dimension's size, and only a dimension of size 1 may grow."""
+    shape = x._data.shape
+    if len(target) < len(shape):
+        dtype = str(x._data.dtype)
+        kind = "CPUBoolType" if dtype == "bool" else (
+            f"torch.{'cuda.' if x.is_cuda else ''}{_TYPE_NAMES.get(dtype, dtype)}")
+        raise RuntimeError(
+            f"expand({kind}{{{list(shape)}}}, size={list(target)}): the number of sizes provided "
+            f"({len(target)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    offset = len(target) - len(shape)
+    result = []
+    for i, size in enumerate(target):
+        if i < offset:
+            if size < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) isn't allowed in a leading, non-existing dimension {i}")
+        else:
+            existing = shape[i - offset]
+            if size == -1:
+                size = existing
+            elif size != existing and existing != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) must match the existing size ({existing}) at "
+                    f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: {list(shape)}"
+                )
+        if size < 0:
+            raise RuntimeError("numel: integer multiplication overflow")
+        result.append(size)
+    return tuple(result)
 
 
 def _view_of(out, base):

@@ -203,3 +203,32 @@ def test_why_a_graph_outlives_its_root_is_checked(pytester, old, new, cause, not
     result = pytester.runpytest("--kata", "7", "-p", "no:randomly", "-k", "owner_is_held_weakly")
     out = result.stdout.str()
     assert cause in out and not_cause not in out, out
+
+
+# --- kata 02: the learner's function that raised, not the engine's rule that called it ---------------
+
+FORGETS_KEEPDIM = '''    shape = tuple(shape)
+    while grad.ndim > len(shape):
+        grad = grad.sum(dim=0)
+    for i, size in enumerate(shape):
+        if size == 1 and grad.shape[i] != 1:
+            grad = grad.sum(dim=i)  # forgets keepdim=True
+    return grad
+'''
+
+
+def test_an_unbroadcast_that_raises_inside_the_engines_rule_is_named(pytester):
+    """Issue 31.2: "your expand_backward raised IndexError": expand_backward is the engine's
+    rule, which calls the learner's unbroadcast; name unbroadcast, and show its lines."""
+    make_checkout(pytester, katas=["02_shapes"])
+    source = learner_source("shapes")
+    start = source.index("    shape = tuple(shape)\n    if grad.shape == shape:")
+    end = source.index("\n\n\ndef _kept_shape")
+    write_learner_file(pytester, "02_shapes", "shapes.py", source[:start] + FORGETS_KEEPDIM + source[end:])
+    result = pytester.runpytest("--kata", "2", "-p", "no:randomly", "-v", "-k",
+                                "second_derivatives_in_the_middle_of_a_graph and sum and keepdim")
+    out = result.stdout.str()
+    assert "your expand_backward" not in out, out
+    assert "your unbroadcast raised IndexError: tuple index out of range" in out, out
+    assert "at katas/02_shapes/shapes.py, line" in out and "in unbroadcast: if size == 1 and grad.shape[i] != 1:" in out, out
+    assert "by the engine's expand_backward (ExpandBackward0)" in out, out

@@ -123,9 +123,10 @@ def _learner_raised(error, frames):
     called = frames[entry]
     name = _piece_name(called.code) or called.code.co_name
     inner_name = name if inner is called else inner.code.co_name
-    lines = [f"your {inner_name} raised {_error_words(error)}", f"  at {inner.where}: {inner.source}"]
-    if inner is not called:
-        lines.append(f"  inside your {name}")
+    lines = [f"your {inner_name} raised {_error_words(error)}"]
+    # the learner's frames, outermost first (the engine's and the kit's between them left out)
+    shown = [frames[i] for i in mine][-5:]
+    lines += [f"  at {f.where}, in {f.code.co_name}: {f.source}" for f in shown]
     caller = _caller_node(frames[:entry])
     node = None if caller is None else caller.node
     method = None if caller is None else caller.code.co_name
