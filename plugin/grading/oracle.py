@@ -23,7 +23,7 @@ import numpy as np
 from reference.solutions.toposort import topological_order
 
 from ..manifest import learner_file_paths
-from . import blame, graph_view
+from . import blame, graph_picture, graph_view
 
 
 def torch_module():
@@ -106,7 +106,9 @@ class Oracle:
                     self._compare_grad(op, name, inputs, expected, actual)
         except KataMismatch as mismatch:
             # The values this call used (a test may have moved them after hypothesis drew them).
-            raise KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}") from None
+            again = KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}")
+            again.picture = getattr(mismatch, "picture", None)  # the graph, drawn if asked (graph_picture.py)
+            raise again from None
 
     def _run_backward(self, lib, fn, inputs, float64):
         tensors = _make_inputs(lib, inputs, float64)
@@ -187,12 +189,19 @@ class Oracle:
                 f"  got      {graph_view.abbreviate(_numpy(ours))}"
             )
         if problem:
-            raise KataMismatch(f"{op}: {problem}{self._diagnosis(expected, actual, inputs, dtype)}")
+            diagnosis, picture = self._diagnosis(expected, actual, inputs, dtype)
+            mismatch = KataMismatch(f"{op}: {problem}{diagnosis}")
+            if picture is not None:
+                picture.op, picture.message = op, f"{op}: {problem}{diagnosis}"
+            mismatch.picture = picture
+            raise mismatch
 
     def _diagnosis(self, expected, actual, inputs, dtype):
+        """The sentence that locates the first wrong node, with the text tree, and what it
+        takes to draw both graphs (graph_picture.Mismatch)."""
         pairs = actual.get("pairs")
         if not pairs:
-            return ""
+            return "", None
         root = actual["root"]
         order = topological_order([root])
         node, sentence = graph_view.locate(
@@ -200,7 +209,9 @@ class Oracle:
         )
         labels = {id(t): name for name, t in actual["tensors"].items()}
         where = f"\n  where: {sentence}" if node is not None else ""
-        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}"
+        picture = graph_picture.Mismatch("", "", root, expected.get("root"), pairs, actual["records"],
+                                         expected["records"], node, labels)
+        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}", picture
 
     # --- behaviour -------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import pytest
 
 from ..guards import integrity, interrupts, learner_output, partial_runs, patches, tamper, time_limit, tripwire
 from ..reports import json_report
-from . import outcomes, say_once
+from . import graph_picture, outcomes, say_once
 from .hints import HintBook, load_hints
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
 from ..state import KATA_KEY, STATUS_CACHE_KEY
@@ -39,6 +39,7 @@ def _todo_repr(excinfo):
     return outcomes.todo_reason(excinfo)
 HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
+GRAPH_SECTION = "The graph as a picture, yours and torch's"
 
 
 class Grading:
@@ -226,11 +227,31 @@ class Grading:
             recursion = outcomes.recursion_failure(call.excinfo)
             if recursion and not self.config.getoption("fulltrace", False):
                 report.longrepr = recursion
+            if first_of_kata:
+                self._draw_graph(report, kata, call.excinfo)
             # The hint once per run, under the kata's first failure: the seen one that fits it.
             hint = self.hints.current(kata, report.nodeid, report.kata_message) if first_of_kata else None
             if hint:
                 report.sections.append((say_once.HINT_SECTION, hint))
         return report
+
+    def _draw_graph(self, report, kata, excinfo):
+        """The kata's first wrong gradient as a page with both graphs (graph_picture.py); the
+        failure says where it is."""
+        picture = getattr(excinfo.value, "picture", None) if excinfo is not None else None
+        if picture is None:
+            return
+        path = self.config.getoption("kata_html")
+        if not path and getattr(self.config, "cache", None) is not None:
+            path = self.config.cache.mkdir("autograd_katas_graphs") / f"{kata.slug}.html"
+        if not path:
+            return
+        try:
+            written = graph_picture.write_page(picture, path)
+        except OSError as error:  # a page that cannot be written costs the picture, not the grade
+            report.sections.append((GRAPH_SECTION, f"could not write {path}: {error}"))
+            return
+        report.sections.append((GRAPH_SECTION, f"{written.as_uri()}  (open it in a browser)"))
 
     def _shown_in_one_line(self, item, kata, call):
         """Whether this failing test's traceback will be replaced by its one line at the end
