@@ -232,3 +232,18 @@ def test_an_unbroadcast_that_raises_inside_the_engines_rule_is_named(pytester):
     assert "your unbroadcast raised IndexError: tuple index out of range" in out, out
     assert "at katas/02_shapes/shapes.py, line" in out and "in unbroadcast: if size == 1 and grad.shape[i] != 1:" in out, out
     assert "by the engine's expand_backward (ExpandBackward0)" in out, out
+
+
+# --- silent where torch is silent (issue 27.2) -----------------------------------------------------
+
+def test_numpys_warnings_from_inside_the_engine_are_not_shown(pytester):
+    """A pow rule that takes ln(0): nan and inf inside the engine's arithmetic, as in torch,
+    which says nothing; numpy's RuntimeWarnings pointed into reference/ops.py and cuda_sim.py."""
+    make_checkout(pytester, katas=["01_elementwise_rules"])
+    source = learner_source("rules")
+    assert source.count("(base + flat).log()") == 1
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", source.replace("(base + flat).log()", "base.log()"))
+    result = pytester.runpytest("--kata", "1", "-p", "no:randomly", "-k", "pow_of_a_zero_base")
+    out = result.stdout.str()
+    assert result.ret == 1, out  # the mistake is still graded ...
+    assert "RuntimeWarning" not in out and "warnings summary" not in out, out  # ... without numpy's noise

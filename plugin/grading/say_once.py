@@ -34,9 +34,16 @@ def quiet_benchmark(config):
         config.option.benchmark_disable = True
 
 
+# numpy's floating-point warnings from inside the engine (0 * inf in a rule, the log of a
+# negative number): torch computes the same nan or inf silently, and so does the engine.
+_ENGINE_NUMPY_WARNINGS = r"ignore::RuntimeWarning:reference\..*"
+
+
 def ignore_benchmark_warnings(config):
     """In every process (pytest_configure; xdist workers too): no warning that a speed test
-    did not use the benchmark fixture where benchmarks are off (it times itself then)."""
+    did not use the benchmark fixture where benchmarks are off (it times itself then), and
+    none of numpy's about nan or inf inside the engine (torch says nothing there)."""
+    config.addinivalue_line("filterwarnings", _ENGINE_NUMPY_WARNINGS)
     if not benchmark_asked(config):
         for line in _BENCHMARK_WARNINGS:
             config.addinivalue_line("filterwarnings", line)
