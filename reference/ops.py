@@ -14,6 +14,7 @@ from .grad_mode import GradMode
 from .graph import Node, NodeKind
 from .pieces import active
 from .tensor import Tensor, canonical_device
+from .torch_version import BOOL_REFUSED
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -216,12 +217,12 @@ def _check_sub(a, b):
     # (Each operand checked once: this runs for every subtraction, `1 - out` in the rules too.)
     a_is_bool, b_is_bool = _is_bool(a), _is_bool(b)
     if a_is_bool and b_is_bool:
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
     if a_is_bool or b_is_bool:
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -342,7 +343,7 @@ def floating(x):
 
 def neg(x):
     if x._data.dtype == np.bool_:
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -389,7 +390,7 @@ def tanh(x):
 
 def relu(x):
     if x._data.dtype == np.bool_:
-        raise RuntimeError("Boolean inputs not supported for relu")
+        raise BOOL_REFUSED("Boolean inputs not supported for relu")
     out, ctx = record(ReluBackward0, np.maximum(x._data, 0), (x,))
     if ctx:
         ctx.save_for_backward(out)
