@@ -274,3 +274,23 @@ def test_the_classroom_workflow_checks_each_kata_and_its_commands_work(checkout)
     for command, expected in ((commands[2], 0), (commands[3], 1)):
         args = command.split()[1:]
         assert katas(checkout, *args).returncode == expected, command
+
+
+def test_run_autograder_grades_with_its_own_copy_of_the_kit(tmp_path):
+    """Issue 27.3: from an environment where another copy of the kit is installed (an editable
+    install of an instructor's checkout: here a decoy `plugin` first on the path), the grading
+    imports `plugin` and `reference` from the kit the autograder runs from."""
+    decoy = tmp_path / "elsewhere"
+    (decoy / "plugin").mkdir(parents=True)
+    (decoy / "plugin" / "__init__.py").write_text("raise ImportError('the wrong copy of the kit was imported')\n")
+    root = tmp_path / "autograder"
+    (root / "submission" / "katas" / "03_toposort").mkdir(parents=True)
+    (root / "source").symlink_to(REPO)
+    (root / "submission" / "katas" / "03_toposort" / "toposort.py").write_text(learner_source("toposort"))
+    env = {**os.environ, "PYTHONPATH": str(decoy)}
+    subprocess.run(["bash", str(REPO / "examples" / "gradescope" / "run_autograder")],
+                   env={**env, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable},
+                   capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert "the wrong copy" not in results.get("output", ""), results
+    assert {t["name"]: t["score"] for t in results["tests"]}["03_toposort"] == 10, results
