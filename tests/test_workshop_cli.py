@@ -119,6 +119,26 @@ def test_report_then_scoreboard(checkout):
     assert "Ada" in board.stdout
 
 
+def test_watch_takes_the_interval_the_readme_documents(checkout):
+    """Issue 27.3: `katas watch 1 --interval 1` was "unrecognized arguments"; a usage error
+    names `katas watch`, not the module behind it."""
+    from plugin.workshop import cli, watch
+
+    args = cli.parser().parse_args(["watch", "1", "--interval", "1"])
+    args.pytest_args = []
+    seen = {}
+    real = watch.main
+    watch.main = lambda argv, prog: seen.update(argv=argv, prog=prog) or 0
+    try:
+        assert args.run(args) == 0
+    finally:
+        watch.main = real
+    assert seen["argv"][:4] == ["--kata", "1", "--interval", "1.0"] and seen["prog"] == "katas watch", seen
+    wrong = subprocess.run([sys.executable, "-m", "plugin.workshop.cli", "watch", "1", "--interval", "soon"],
+                           cwd=checkout.path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    assert wrong.returncode == 2 and "usage: katas watch" in wrong.stderr, wrong.stderr
+
+
 def test_watch_grades_then_stops_on_ctrl_c(checkout):
     process = subprocess.Popen(
         [sys.executable, "-m", "plugin.workshop.cli", "watch", "3", "--", "-q", "-k", "single"],

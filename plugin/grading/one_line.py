@@ -72,7 +72,7 @@ def _numpy_summary(lines):
 
 
 def _array(text):
-    return re.sub(r"^array\((.*)\)$", r"\1", text)
+    return re.sub(r"^array\((.*?)(, dtype=\w+)?\)$", r"\1", text)
 
 
 def _regex_summary(lines):

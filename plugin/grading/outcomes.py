@@ -132,6 +132,16 @@ def explained(excinfo, learner_paths):
     return blame.explain(error, learner_paths)
 
 
+def reword(error, sentence):
+    """Give `error` the kit's sentence for its message (its type and traceback stay), so that
+    pytest shows the sentence where it shows the error; an error whose message cannot be
+    replaced keeps its own."""
+    try:
+        error.args = (sentence,)
+    except (AttributeError, TypeError):
+        pass
+
+
 RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"
 
 

@@ -58,6 +58,7 @@ class Grading:
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
         self.run_flags = []
         self.first_failures = {}  # slug -> the (file, line) of its first failure in file order so far
+        self.hinted = set()  # the katas whose hint a failure of this run already carries
 
     # --- collection ----------------------------------------------------------------------
 
@@ -174,6 +175,14 @@ class Grading:
             # is the piece, and the shrunk example is already in the failure.
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
         at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
+        explained = None
+        if kata is not None and call.excinfo is not None and not at_stub:
+            say_once.plainer_failure(call.excinfo.value)
+            # The piece behind an error raised far from it, named in the error's own words
+            # (pytest shows them in full, and the one line comes from them).
+            explained = outcomes.explained(call.excinfo, self.learner_paths)
+            if explained:
+                outcomes.reword(call.excinfo.value, explained)
         quick = kata is not None and not at_stub and self._shown_in_one_line(item, kata, call)
         if at_stub or quick:
             item.repr_failure = _todo_repr if at_stub else functools.partial(_quick_repr_failure, item)
@@ -215,10 +224,8 @@ class Grading:
         elif call.excinfo is not None and call.excinfo.errisinstance(interrupts.RaisedInterrupt):
             report.kata_message = str(call.excinfo.value)
         if report.failed:
-            explained = None if getattr(report, "kata_message", None) else outcomes.explained(call.excinfo, self.learner_paths)
-            if explained:  # the piece behind an error raised far from it, named first
+            if explained and not getattr(report, "kata_message", None):
                 report.kata_message = explained
-                report.longrepr = f"{explained}\n\n{report.longrepr}"
             report.kata_message = outcomes.verdict(report)
             import_error = say_once.learner_file_message(call.excinfo)
             if import_error:  # one sentence, no frames: the learner's file is at fault
@@ -230,8 +237,9 @@ class Grading:
             if first_of_kata:
                 self._draw_graph(report, kata, call.excinfo)
             # The hint once per run, under the kata's first failure: the seen one that fits it.
-            hint = self.hints.current(kata, report.nodeid, report.kata_message) if first_of_kata else None
+            hint = None if kata.slug in self.hinted else self.hints.current(kata, report.nodeid, report.kata_message)
             if hint:
+                self.hinted.add(kata.slug)
                 report.sections.append((say_once.HINT_SECTION, hint))
         return report
 
@@ -320,7 +328,7 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
-        with say_once.said_once(terminalreporter.stats):
+        with say_once.said_once(terminalreporter.stats), say_once.no_short_summary_of_katas(terminalreporter):
             yield
         if _is_xdist_worker(config):
             return
@@ -332,6 +340,8 @@ class Grading:
                 self._why_no_speed,
                 verbose=config.getoption("verbose") > 0,
                 run_flags=self.run_flags,
+                chosen=self.chosen,
+                on_reference=config.getoption("solution") == "reference",
             )
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
@@ -362,6 +372,11 @@ class Grading:
         tr.write_line(revealed.text)
         if revealed.seen == revealed.total:
             tr.write_line("(that was the last hint: the next step is the model solution in reference/solutions/, once the kata is done)")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self, config):
+        lines = yield
+        return say_once.without_benchmark_header(config, lines)
 
     def _first_failure(self, kata):
         result = self.results.get(kata.slug)
@@ -394,8 +409,8 @@ class Grading:
             slug = getattr(report, "kata", None)
             if slug is None:
                 continue
-            if slug in seen:
-                report.longrepr = f"(shown in one line; -v shows it in full) {getattr(report, 'kata_message', '')}"
+            if slug in seen:  # the table lists it in one line, once (say_once.said_once)
+                report.kata_one_line = True
             seen.add(slug)
 
     def _why_no_speed(self, kata, result):
@@ -430,6 +445,33 @@ class Grading:
         if self.config.getoption("kata_require_done") and session.exitstatus == 0:
             if not self._chosen_done():
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self, config):
+        """--kata-require-done: the run's very last line says why it exits 1 (a Classroom or
+        CI log shows the end: "14 passed" alone reads as a success)."""
+        if not config.getoption("kata_require_done") or _is_xdist_worker(config) or not self._graded():
+            return
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        undone = [k for k in (self.chosen or katas()) if status_of(self.results, {}, k) != DONE]
+        if reporter is None or not undone:
+            return
+        reporter.write_line(f"Not done ({'--kata-require-done'}): " + "; ".join(self._why_not_done(k) for k in undone),
+                            red=True, bold=True)
+
+    def _why_not_done(self, kata):
+        result = self.results.get(kata.slug)
+        if result is None or not result.tests:
+            return f"{kata.slug} was not graded in this run"
+        if result.flags:
+            return f"{kata.slug} is flagged: {result.flags[0]}"
+        failed = sum(1 for t in result.graded if t.outcome == "failed")
+        todo = sum(1 for t in result.graded if t.outcome == "todo")
+        if failed or todo:
+            parts = [f"{failed} failed" if failed else "", f"{todo} not written yet" if todo else ""]
+            return f"{kata.slug} is {status_of(self.results, {}, kata)} ({', '.join(p for p in parts if p)})"
+        if result.partial:
+            return f"{kata.slug}: {result.partial}"
+        return f"{kata.slug} is {status_of(self.results, {}, kata)}"
 
     def _chosen_done(self):
         """--kata-require-done: every kata chosen with --kata (else every kata) is done."""

@@ -84,7 +84,9 @@ def cmd_report(args):
 def cmd_watch(args):
     from . import watch
 
-    return watch.main([*(["--kata", args.kata] if args.kata else []), "--", *args.pytest_args])
+    interval = ["--interval", str(args.interval)] if args.interval is not None else []
+    return watch.main([*(["--kata", args.kata] if args.kata else []), *interval, "--", *args.pytest_args],
+                      prog="katas watch")
 
 
 def cmd_reset(args):
@@ -122,6 +124,7 @@ def parser():
     hint.add_argument("kata", nargs="?", help="the kata (default: the first one not done)")
     watch = command("watch", cmd_watch, "grade again on every save; Ctrl-C stops")
     watch.add_argument("kata", nargs="?", help="the kata to watch (default: next, then whichever you edit)")
+    watch.add_argument("--interval", type=float, metavar="SECONDS", help="how often to look for saved changes (default 0.5)")
     reset = command("reset", cmd_reset, "put a kata's stub back; your file is kept as a backup")
     reset.add_argument("kata", help="a number (3), a name (toposort) or a folder name (03_toposort)")
     report = command("report", cmd_report, "grade every kata and write the JSON report")
