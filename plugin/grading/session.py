@@ -297,6 +297,7 @@ class Grading:
         if speed:
             result.speed.update(speed)
             result.speed_note = getattr(report, "kata_speed_note", "") or result.speed_note
+            result.speed_why = getattr(report, "kata_speed_why", "") or result.speed_why
         growth = getattr(report, "kata_growth", "")
         if growth:
             result.growth = growth

@@ -124,6 +124,8 @@ def _notes(kata, status, result, verbose):
         yield blocked
     if status == DONE and kata.reference_module:
         yield f"done: compare with the reference solution in {kata.reference_module}"
+    if result.speed_why:
+        yield f"where the time goes: {result.speed_why}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]
     # The first failure is shown in full above the table; each other one once, in one line.
     shown = failures if verbose else failures[: 1 + OTHERS_SHOWN]
