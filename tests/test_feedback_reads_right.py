@@ -87,32 +87,30 @@ def test_an_unreversed_order_never_shows_the_tests_own_exception(pytester):
 
 # --- kata 06: inputs, grad mode ------------------------------------------------------------------
 
-def backward_pass(old, new):
+def graded_kata_06(pytester, old, new):
+    """Kata 06's one lines (-v: all of them) with the model run_backward edited: old -> new."""
     source = learner_source("backward_pass")
     assert source.count(old) == 1
-    return source.replace(old, new)
+    make_checkout(pytester, katas=["06_backward_pass"])
+    write_learner_file(pytester, "06_backward_pass", "backward_pass.py", source.replace(old, new))
+    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-v", "-k", "not speed and not linear and not deep")
+    lines = one_liners(result)
+    assert_sentences(lines, {"run_backward"})
+    return lines
 
 
 def test_a_run_backward_that_ignores_inputs_is_told_what_to_return(pytester):
     """Issue 27.1: "TypeError: 'NoneType' object is not iterable" at the test's call of
     ag.autograd.grad; the contract: one gradient per input when `inputs` is given."""
-    make_checkout(pytester, katas=["06_backward_pass"])
-    write_learner_file(pytester, "06_backward_pass", "backward_pass.py", backward_pass(
-        "    targets = None if inputs is None", "    inputs = None\n    targets = None if inputs is None"))
-    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-v", "-k", "not speed and not linear and not deep")
-    lines = one_liners(result)
-    assert_sentences(lines, {"run_backward"})
+    lines = graded_kata_06(pytester, "    targets = None if inputs is None",
+                           "    inputs = None\n    targets = None if inputs is None")
     assert "your run_backward returned None; given inputs, it must return one gradient (or None) per input" in lines[0], lines
 
 
 def test_a_pass_without_grad_mode_off_says_grad_mode(pytester):
     """Issue 27.1: 'requires_grad is True, torch's is False' never mentioned grad mode."""
-    make_checkout(pytester, katas=["06_backward_pass"])
-    write_learner_file(pytester, "06_backward_pass", "backward_pass.py", backward_pass(
-        "    with set_grad_enabled(create_graph):\n", "    if True:  # grad mode left as it is\n"))
-    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-v", "-k", "not speed and not linear and not deep")
-    lines = one_liners(result)
-    assert_sentences(lines, {"run_backward"})
+    lines = graded_kata_06(pytester, "    with set_grad_enabled(create_graph):\n",
+                           "    if True:  # grad mode left as it is\n")
     assert "grad mode" in lines[0], lines
     assert all("grad mode" in line for line in lines if "requires_grad is True, torch's is False" in line), lines
     assert any("grad mode as a hook saw it" in line and "torch gives [False, True], the engine [True, True]" in line
