@@ -15,6 +15,7 @@ import datetime
 import glob
 import html
 import json
+import os
 import re
 import shutil
 import sys
@@ -191,7 +192,7 @@ def terminal_table(learners, slugs, width=None):
     """The class as a table that fits the terminal (`width`, else its width, else $COLUMNS):
     full kata names where they fit, else kata numbers with a legend, short times, and at last
     no speed ratios and shortened names."""
-    width = width or shutil.get_terminal_size((100, 24)).columns
+    width = width or terminal_width()
     for style in ("full", "numbers", "compact"):
         lines = _table_lines(learners, slugs, style)
         if max(len(line) for line in lines) <= width:
@@ -209,6 +210,16 @@ def terminal_table(learners, slugs, width=None):
             lines += textwrap.wrap(printable(f"{name}, {slug}: {flag}"), width, initial_indent="  ",
                                    subsequent_indent="    ")
     return "\n".join(lines)
+
+
+def terminal_width(out=None):
+    """$COLUMNS, else the terminal's width; no limit when the table goes to a file or a pipe."""
+    out = out or sys.stdout
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if hasattr(out, "isatty") and out.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return 10**6
 
 
 def _stacked_lines(learners, slugs, width):
@@ -375,7 +386,7 @@ def main(argv=None, out=sys.stdout, err=sys.stderr):
         print("no report to show", file=err)
         return 1
     slugs = columns(learners)
-    print(terminal_table(learners, slugs), file=out)
+    print(terminal_table(learners, slugs, width=terminal_width(out)), file=out)
     if args.html:
         try:
             Path(args.html).parent.mkdir(parents=True, exist_ok=True)
