@@ -105,8 +105,8 @@ def first_failure_line(result, kata):
     for line in lines[row + 1:]:
         if not line.startswith("    "):
             break
-        if "first failure: " in line:
-            return line.split("first failure: ", 1)[1].strip()
+        if "first failure" in line:  # "first failure: " or "first failure (N tests): "
+            return line.split(": ", 1)[1].strip()
     return None
 
 

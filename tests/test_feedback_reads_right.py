@@ -22,7 +22,7 @@ def oracle():
 def one_liners(result):
     """Every failure's one line: the table's and the "also" lines (-v lists them all)."""
     return [line.split(": ", 1)[1].strip() for line in result.outlines
-            if line.strip().startswith(("first failure: ", "also: "))]
+            if re.match(r"(first failure|also)( \(\d+ tests\))?: ", line.strip())]
 
 
 def assert_sentences(lines, learner_names):
@@ -151,6 +151,10 @@ def test_a_heading_takes_the_words_it_announces():
     assert "by an inplace" in line and "by an in-place" in line, line  # the first place they differ
     line = one_line(f"AssertionError: torch says:\n  {theirs}\nyours:\n  {mine}")
     assert "by an inplace" in line and "by an in-place" in line, line
+    # kata 07's in-place messages: the label ends the heading's line (the walk-through's table
+    # showed "a saved leaf: torch says" and nothing else)
+    line = one_line(f"AssertionError: a saved leaf: torch says\n  {theirs}\nyours:\n  no error")
+    assert line.startswith("a saved leaf: torch: ") and line.endswith("| yours: no error"), line
 
 
 def test_a_regex_that_did_not_match_shows_both_words():
@@ -245,3 +249,16 @@ def test_numpys_warnings_from_inside_the_engine_are_not_shown(pytester):
     out = result.stdout.str()
     assert result.ret == 1, out  # the mistake is still graded ...
     assert "encountered in" not in out and "reference/ops.py" not in out, out  # ... without numpy's noise
+
+
+def test_the_fixtures_shown_above_a_failure_say_what_they_are():
+    """pytest prints a failing test's arguments above it: `oracle = <plugin.grading.oracle.Oracle
+    object at 0x7f...>` on the first screen of every kata (the blind walk-through, issue 31.5)."""
+    from plugin.grading.assembly import KataFunctions
+    from plugin.manifest import katas
+
+    higher_order = next(k for k in katas() if k.slug == "09_higher_order")
+    for fixture in (Oracle(reference), KataFunctions(higher_order, "reference")):
+        assert " at 0x" not in repr(fixture), repr(fixture)
+    assert repr(KataFunctions(higher_order, "reference")) == (
+        "<the model solution's jacobian, hessian_vector_product, gradient_penalty>")

@@ -22,6 +22,8 @@ def jacobian(f, x):
     - Call `f` once and take one vector-Jacobian product per output element
       (`ag.autograd.grad(out, x, grad_outputs=one_hot, retain_graph=True)`): the graph is
       reused, so every call but the last must retain it.
+    - Where f's output does not reach x (f built from a weight only), the rows are zeros, as
+      torch's (`allow_unused=True` gives None there).
     - Leave the caller's `x` as it was: no `.grad` on it afterwards.
     """
     raise NotImplementedError("jacobian: see katas/09_higher_order/README.md")

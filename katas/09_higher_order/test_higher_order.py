@@ -109,6 +109,21 @@ def test_jacobian_keeps_both_shapes(ag, solution, shape):
     assert_close(actual, expected, f"jacobian at an x of shape {shape}")
 
 
+def test_jacobian_of_a_function_that_does_not_reach_x_is_zero(ag, solution):
+    """f(x) = w * 2, w a weight: f's output requires grad, but its graph never reaches x, so
+    autograd.grad finds no gradient for x (None with allow_unused). torch's jacobian: zeros."""
+    x, w = RNG.normal(size=3), RNG.normal(size=2)
+
+    def f(lib, weight):
+        return lambda t: weight * 2
+
+    weight = ag.tensor(w, requires_grad=True)
+    actual = call("jacobian", solution.jacobian, f(ag, weight), ag.tensor(x))
+    import torch
+    expected = torch.autograd.functional.jacobian(f(torch, torch.tensor(w, requires_grad=True)), torch.tensor(x))
+    assert_close(actual, expected, "jacobian of w * 2 (a weight's, not x's)")
+
+
 def test_jacobian_of_a_float32_function_is_float32(ag, solution):
     x = ag.tensor(RNG.normal(size=3).astype(np.float32))
     J = call("jacobian", solution.jacobian, lambda t: t.tanh() * t, x)

@@ -89,10 +89,23 @@ _TORCH = re.compile(r"^(torch(?: says| raises| gives)?)(?:\s*:\s*|\s+|$)(.*)$")
 _YOURS = re.compile(r"^(yours|the engine(?: raised| says| gives))(?:\s*:\s*|\s+|$)(.*)$")
 
 
+# A heading that ends with torch's label: "a saved leaf: torch says" (the words on the next line).
+_HEADING_THEN_TORCH = re.compile(r"^(.*?\S)\s*:\s*(torch(?: says| raises| gives)?)\s*:?$")
+
+
+def _labels_apart(lines):
+    """Each line that ends with torch's label split in two: the heading, then the label."""
+    apart = []
+    for line in lines:
+        found = _HEADING_THEN_TORCH.match(line)
+        apart.extend(found.groups() if found else (line,))
+    return apart
+
+
 def _words_summary(lines):
     """A heading, torch's words and the learner's (on their own lines or after a label): the
     heading and the two, cut around the first character where they differ."""
-    said = _said(lines)
+    said = _labels_apart(_said(lines))
     torch_at = next((i for i, l in enumerate(said) if _TORCH.match(l)), None)
     if torch_at is None:
         return None

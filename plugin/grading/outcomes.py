@@ -137,9 +137,17 @@ def reword(error, sentence):
     pytest shows the sentence where it shows the error; an error whose message cannot be
     replaced keeps its own."""
     try:
-        error.args = (sentence,)
+        error.args = (_Sentence(sentence),)
     except (AttributeError, TypeError):
         pass
+
+
+class _Sentence(str):
+    """A message that prints as itself where Python would quote it: a KeyError shows
+    repr(its argument), which would put the sentence in quotes with its newlines as \\n."""
+
+    def __repr__(self):
+        return str(self)
 
 
 RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"

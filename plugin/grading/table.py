@@ -1,4 +1,6 @@
 """The feedback table printed at the end of every run."""
+import re
+
 from ..guards.integrity import advice
 from ..manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, ran, status_of
@@ -10,6 +12,7 @@ STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": Tr
 MISSING = "file missing"  # the status cell of a kata whose learner file is gone
 REMEMBERED = "(remembered from an earlier run)"
 OTHERS_SHOWN = 8  # a kata's other failures listed in one line each (a 50-line terminal holds them)
+_ADDRESS = re.compile(r" (?:object )?at 0x[0-9a-fA-F]+")  # differs between runs of one mistake
 
 
 def speed_cell(result, why_empty):
@@ -127,9 +130,22 @@ def _notes(kata, status, result, verbose):
     if result.speed_why:
         yield f"where the time goes: {result.speed_why}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]
-    # The first failure is shown in full above the table; each other one once, in one line.
-    shown = failures if verbose else failures[: 1 + OTHERS_SHOWN]
-    for test in shown:
-        yield f"first failure: {test.message}" if test is failures[0] else f"also: {test.message}"
-    if len(failures) > len(shown):
-        yield f"(+{len(failures) - len(shown)} more failing; -v shows every failure in full)"
+    # The first failure is shown in full above the table; each other one once, in one line;
+    # tests that fail with the same words (one mistake met everywhere) share one line.
+    alike = _alike(failures)
+    shown = alike if verbose else alike[: 1 + OTHERS_SHOWN]
+    for group in shown:
+        count = f" ({len(group)} tests)" if len(group) > 1 else ""
+        kind = "first failure" if group[0] is failures[0] else "also"
+        yield f"{kind}{count}: {group[0].message}"
+    hidden = sum(len(group) for group in alike[len(shown):])
+    if hidden:
+        yield f"(+{hidden} more failing; -v shows every failure in full)"
+
+
+def _alike(failures):
+    """The failures grouped by their message (objects' addresses aside), in order."""
+    groups = {}
+    for test in failures:
+        groups.setdefault(_ADDRESS.sub("", test.message or ""), []).append(test)
+    return list(groups.values())
