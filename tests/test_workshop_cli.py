@@ -39,7 +39,7 @@ def test_the_console_script_is_katas():
 def test_help_lists_every_command(checkout):
     done = katas(checkout, "--help")
     assert done.returncode == 0
-    for command in ("next", "check", "hint", "watch", "reset", "report", "scoreboard"):
+    for command in ("next", "check", "hint", "watch", "show", "reset", "report", "scoreboard"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), (command, done.stdout)
     assert "Exit status: 0 done" in done.stdout
     check = katas(checkout, "check", "--help")
@@ -104,6 +104,27 @@ def test_reset_keeps_the_learner_file(checkout):
     backups = list(path.parent.glob("toposort.py.bak-*"))
     assert len(backups) == 1 and "return []" in backups[0].read_text()
     assert "NotImplementedError" in path.read_text()
+
+
+def test_show_opens_the_graph_page_of_a_wrong_gradient(checkout):
+    """Issue 27.4: the page opens from the terminal (`katas show`), not only from its address."""
+    from plugin.workshop import show
+
+    assert katas(checkout, "show", "--no-open").returncode == 1  # nothing graded yet: no page
+    write_learner_file(checkout, "01_elementwise_rules", "rules.py", learner_source("rules").replace(
+        "    grad_a = grad * b if ctx.needs_input_grad[0] else None",
+        "    grad_a = b if ctx.needs_input_grad[0] else None"))
+    graded = katas(checkout, "check", "1", "--", "-p", "no:randomly", "-k", "test_mul")
+    assert graded.returncode == 1 and "katas show 1" in graded.stdout, graded.stdout
+    shown = katas(checkout, "show", "1", "--no-open")
+    assert shown.returncode == 0, shown.stderr
+    page = shown.stdout.strip()
+    assert page.startswith("file://") and page.endswith("/01_elementwise_rules.html") and page in graded.stdout
+    opened = []
+    assert show.main([], root=checkout.path, open_page=opened.append) == 0 and opened == [page]
+    other = katas(checkout, "show", "3", "--no-open")
+    assert other.returncode == 1 and "No graph page for kata 03_toposort" in other.stderr
+    assert katas(checkout, "show", "99").returncode == 2
 
 
 def test_report_then_scoreboard(checkout):

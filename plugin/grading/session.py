@@ -12,7 +12,7 @@ from ..reports import json_report
 from . import graph_picture, outcomes, say_once
 from .hints import HintBook, load_hints
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
-from ..state import KATA_KEY, STATUS_CACHE_KEY
+from ..state import GRAPH_PAGES_DIR, KATA_KEY, STATUS_CACHE_KEY
 from .results import DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 from .table import write_table
@@ -251,7 +251,7 @@ class Grading:
             return
         path = self.config.getoption("kata_html")
         if not path and getattr(self.config, "cache", None) is not None:
-            path = self.config.cache.mkdir("autograd_katas_graphs") / f"{kata.slug}.html"
+            path = self.config.cache.mkdir(GRAPH_PAGES_DIR) / f"{kata.slug}.html"
         if not path:
             return
         try:
@@ -259,7 +259,7 @@ class Grading:
         except OSError as error:  # a page that cannot be written costs the picture, not the grade
             report.sections.append((GRAPH_SECTION, f"could not write {path}: {error}"))
             return
-        report.sections.append((GRAPH_SECTION, f"{written.as_uri()}  (open it in a browser)"))
+        report.sections.append((GRAPH_SECTION, f"{written.as_uri()}  (open it in a browser, or run: katas show {kata.number})"))
 
     def _shown_in_one_line(self, item, kata, call):
         """Whether this failing test's traceback will be replaced by its one line at the end
