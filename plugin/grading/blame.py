@@ -28,13 +28,15 @@ _LIBRARIES = tuple(
     Path(p).resolve() for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]} if p
 )
 
-LAST_RETURN = {}  # "piece": (name, what it returned): the learner piece that returned last
+# "piece": (name, what it returned): the learner piece that returned last. Private: it changes
+# on every call, and the grader's self-check (guards/tamper.py) notes public values only.
+_LAST_RETURN = {}
 
 
 def forget_returns():
     """A new test: what a piece returned in the last one says nothing about this one. (The
-    guard around each learner piece, outcomes.guard, fills LAST_RETURN: one dict store.)"""
-    LAST_RETURN.clear()
+    guard around each learner piece, outcomes.guard, fills _LAST_RETURN: one dict store.)"""
+    _LAST_RETURN.clear()
 
 
 def explain(error, learner_paths=frozenset()):
@@ -256,7 +258,7 @@ def _piece_names():
 
 def _raised_elsewhere(error, frames):
     inner = frames[-1] if frames else None
-    last = LAST_RETURN.get("piece")
+    last = _LAST_RETURN.get("piece")
     lines = [_error_words(error)]
     if inner is not None:
         test = next((f for f in reversed(frames) if f.kind == "test"), None)

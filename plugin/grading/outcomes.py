@@ -13,7 +13,7 @@ from _pytest.outcomes import Skipped
 from ..manifest import ROOT
 from ..guards.time_limit import RUNNING, TRIPPED, RanAway
 from . import blame
-from .blame import LAST_RETURN
+from .blame import _LAST_RETURN
 from .one_line import one_line, shorten
 
 TODO = "todo"
@@ -61,7 +61,7 @@ def guard(name, piece, learner_paths):
         RUNNING.append(key)
         try:
             result = piece(*args, **kwargs)
-            LAST_RETURN["piece"] = (name, result)  # blame.remember_return, inlined
+            _LAST_RETURN["piece"] = (name, result)  # blame.remember_return, inlined
             return result
         except NotImplementedError as exc:
             if raised_in(exc, learner_paths):

@@ -95,19 +95,34 @@ def without_benchmark_header(config, lines):
 
 
 @contextlib.contextmanager
-def no_short_summary_of_katas(tr):
+def no_short_summary_of_katas(tr, every_failure):
     """No "short test summary info" of kata failures: the table lists each of them once, in
-    one line (a run with other failures keeps pytest's summary)."""
+    one line (a run with other failures keeps pytest's summary). Asked for (-rf), it lists
+    every failure, the ones the table shows in one line too (`every_failure`: what said_once
+    took out of the stats while the failures print)."""
     reports = [r for key in ("failed", "error") for r in tr.stats.get(key, [])]
     previous = getattr(tr, "reportchars", None)
     asked = any(str(arg).startswith("-r") for arg in tr.config.invocation_params.args)  # -rf: as asked
     if previous is not None and not asked and reports and all(getattr(r, "kata", None) for r in reports):
         tr.reportchars = "".join(c for c in previous if c not in "fE")
+    summary = tr.short_test_summary
+    if asked:
+        def with_every_failure():
+            shown = {key: tr.stats.get(key, []) for key in every_failure}
+            tr.stats.update(every_failure)
+            try:
+                summary()
+            finally:
+                tr.stats.update(shown)
+
+        tr.short_test_summary = with_every_failure
     try:
         yield
     finally:
         if previous is not None:
             tr.reportchars = previous
+        if asked:
+            del tr.short_test_summary  # pytest's own method again
 
 
 @contextlib.contextmanager
@@ -137,6 +152,6 @@ def said_once(stats):
     for key, reports in kept.items():
         stats[key] = [r for r in reports if id(r) not in ids]
     try:
-        yield
+        yield kept
     finally:
         stats.update(kept)  # the counts at the end of the run include them

@@ -329,7 +329,8 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
-        with say_once.said_once(terminalreporter.stats), say_once.no_short_summary_of_katas(terminalreporter):
+        with say_once.said_once(terminalreporter.stats) as every_failure, \
+                say_once.no_short_summary_of_katas(terminalreporter, every_failure):
             yield
         if _is_xdist_worker(config):
             return
