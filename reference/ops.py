@@ -43,7 +43,9 @@ def constant(value, like):
     """
     if isinstance(value, Tensor):
         return value
-    if type(value) in (float, int):
+    if type(value) in (float, int) and value != 0:
+        # (Zeros are made each time: -0.0 == 0.0 as dictionary keys, so `x * -0.0` would get
+        # the cached +0.0, and the signs of its zeros would be wrong.)
         # The device by id: hashing a Device runs Python code. Safe: the cached tensor holds
         # its device, so no other object can take that id while the entry lives.
         key = (value, type(value), like._data.dtype, id(like._device))

@@ -17,8 +17,8 @@ def jacobian(f, x):
     leaf = x.detach().requires_grad_(True)
     out = f(leaf)
     n = out.numel()
-    result = np.empty((n,) + tuple(x.shape), dtype=x.detach().numpy().dtype)
-    for i in range(n):
+    result = np.zeros((n,) + tuple(x.shape), dtype=x.detach().numpy().dtype)
+    for i in range(n if out.requires_grad else 0):
         onehot = np.zeros(n, dtype=result.dtype)
         onehot[i] = 1
         grads = ag.autograd.grad([out], [leaf], [ag.tensor(onehot.reshape(tuple(out.shape)))],

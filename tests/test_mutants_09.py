@@ -23,6 +23,8 @@ from plugin import engine as ag
 def jacobian(f, x):
     x = x.detach().requires_grad_(True)
     out = f(x)
+    if out.grad_fn is None:
+        return ag.zeros(*out.shape, *x.shape, dtype=x.dtype)
     rows = []
     for i in range(out.numel()):
         seed = ag.tensor(np.eye(out.numel(), dtype=np.dtype(str(out.dtype)))[i])
@@ -115,6 +117,9 @@ MUTANTS = [
     Mutant("jacobian: seeds the output as it is, not flattened",
            "    flat = out.reshape(-1)\n", "    flat = out\n",
            expect="test_jacobian_equals_torchs[sum of squares]"),
+    Mutant("jacobian: raises for a constant f (no graph to differentiate)",
+           "    if not out.requires_grad:", "    if False:",
+           expect="test_jacobian_equals_torchs[a constant (x unused)]"),
     Mutant("jacobian: works on the caller's x",
            "    x = x.detach().requires_grad_()  # differentiate at x's value; the caller's x is untouched\n",
            "    x = x.requires_grad_()\n",

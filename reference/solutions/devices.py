@@ -40,7 +40,7 @@ class Device:
         if kind not in DEVICE_TYPES:
             raise RuntimeError(
                 f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of "
-                f"device string: {spec}"
+                f"device string: {kind}"  # the type only, as torch: "gpu" for "gpu:1"
             )
         if number is not None:
             if index is not None:

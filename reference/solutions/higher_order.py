@@ -13,6 +13,8 @@ def jacobian(f, x):
     element, all through the one graph that a single call of f built."""
     x = x.detach().requires_grad_()  # differentiate at x's value; the caller's x is untouched
     out = f(x)
+    if not out.requires_grad:  # f ignores x (a constant): nothing to differentiate, torch gives zeros
+        return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype, device=x.device)
     flat = out.reshape(-1)
     rows = []
     for i in range(flat.numel()):

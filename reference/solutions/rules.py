@@ -44,10 +44,11 @@ def mul_backward(ctx, grad):
 
 
 def div_backward(ctx, grad):
-    # out = a / b: d/da = 1/b, d/db = -a/b^2
+    # out = a / b: d/da = 1/b, d/db = -a/b^2, computed as (a / b) / b, as torch does: b * b
+    # overflows float32 from |b| = 2e19 on (a / inf = 0 where the gradient is -a/b^2)
     a, b = ctx.saved_tensors
     grad_a = grad / b if ctx.needs_input_grad[0] else None
-    grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+    grad_b = -grad * (a / b / b) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b
 
 
