@@ -63,9 +63,11 @@ def mean_backward(ctx, grad):
 def max_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     if ctx.dim is None:
-        # out = x.max(): torch shares the gradient evenly between elements tied for the max
+        # out = x.max(): torch shares the gradient evenly between elements tied for the max.
+        # A nan in x makes the max nan, and nan == nan is False: the nan elements (x != x)
+        # are then the winners, as torch takes them.
         x, out = ctx.saved_tensors
-        winners = x == out
+        winners = x != x if math.isnan(out.item()) else x == out
         return (grad * winners / winners.sum().item(),)
     # out = x.max(dim): the gradient goes to the element whose index max returned
     from ..creation import arange
