@@ -932,6 +932,38 @@ def to(x, device=None, dtype=None):
 # --- in place -----------------------------------------------------------------------------------------
 
 
+CopyBackwards = NodeKind("CopyBackwards", "copy_backward", reduce_broadcast=True)  # torch's name
+
+
+def copy(old, source):
+    """What target.copy_(source) writes: source's values broadcast to target's shape, in its
+    dtype and on its device (any cast, as torch's copy_: 1.7 into an int64 tensor is 1).
+    Recorded with both as inputs: the overwritten values get no gradient, the source all."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(source).__name__}")
+    if source._device is not old._device:
+        source = to(source, device=old._device)  # a copy across devices is allowed, and recorded
+    shape = old._data.shape
+    if not _broadcasts_to(source._data.shape, shape):
+        try:
+            np.broadcast_shapes(source._data.shape, shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(shape, source._data.shape)) from None
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(source._data.shape, shape))}")
+    data = np.broadcast_to(source._data, shape).astype(old._data.dtype)
+    out, ctx = record(CopyBackwards, data, (old, source))
+    return out
+
+
+def copy_(target, source):
+    return inplace(target, copy, source, ufunc=_copy_into)
+
+
+def _copy_into(target, source, out):
+    np.copyto(out, source, casting="unsafe")
+
+
 def _check_result_shape(target, result):
     if result._data.shape != target._data.shape:
         raise RuntimeError(
@@ -978,7 +1010,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if op is sub:
         _check_sub(target, other)
-    if fill is None:
+    if fill is None and op is not copy:  # (copy_ casts whatever it gets)
         _check_cast(target, op, *operands("inplace", target, other))
     if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
         # an expand that repeats elements, like the gradient of a sum from autograd.grad
@@ -1005,6 +1037,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
             old.grad_fn.retained, target._retains_grad = None, False
             target.retain_grad()  # on the new node
     elif ufunc is not None and fill is None:
+        if op is copy and isinstance(other, Tensor) and other._device is not target._device:
+            other = to(other, device=target._device)
         _, other = operands("inplace", target, other)
         shape = target._data.shape
         # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an

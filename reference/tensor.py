@@ -69,6 +69,7 @@ class Tensor:
         "_retains_grad",
         "_base",  # the tensor this one is a view of, if any
         "_device",
+        "_owner_pass",  # set only on a gradient that one backward pass alone holds (graph.pass_owns)
         "__weakref__",
     )
     # numpy must hand `array * tensor` to Tensor.__rmul__ instead of looping over elements.
@@ -106,6 +107,12 @@ class Tensor:
 
     def numel(self):
         return self._data.size
+
+    def stride(self, dim=None):
+        """How many elements apart neighbours along each dimension are in memory, as torch's:
+        (3, 1) for a (2, 3) tensor, (1, 3) for its transpose. Views and copies depend on it."""
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
 
     @property
     def dtype(self):
@@ -488,6 +495,9 @@ class Tensor:
 
     def mul_(self, other):
         return ops.inplace(self, ops.mul, other, ufunc=np.multiply)
+
+    def copy_(self, source):
+        return ops.copy_(self, source)
 
     def div_(self, other):
         return ops.inplace(self, ops.div, other, ufunc=np.true_divide)
