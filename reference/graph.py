@@ -9,6 +9,7 @@ leaf that requires grad, or None for a constant.
 Calling a node runs the active backward rule (looked up through the seam, so a learner's rule
 is used where one is plugged in) and checks what it returned, with torch's words.
 """
+import itertools
 import sys
 
 import numpy as np
@@ -52,6 +53,7 @@ class Node:
 
     __slots__ = (
         "kind",
+        "sequence_nr",
         "next_functions",
         "needs_input_grad",
         "input_shapes",
@@ -66,6 +68,9 @@ class Node:
 
     def __init__(self, kind, inputs):
         self.kind = kind
+        # Nodes are numbered in the order they are made, as torch numbers them: its engine
+        # runs, of the nodes ready to run, the one made last (so does kata 03's model order).
+        self.sequence_nr = next(_SEQUENCE)
         # One (node, 0) edge per input, and one bool per input in needs_input_grad (does it
         # want a gradient? a rule may skip the others). Written out for one and two inputs:
         # this runs for every recorded operation.
@@ -100,6 +105,9 @@ class Node:
 
     def name(self):
         return self.kind.name
+
+    def _sequence_nr(self):  # torch's spelling
+        return self.sequence_nr
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
@@ -226,6 +234,7 @@ class Node:
         return grad.to(dtype=dtype)
 
 
+_SEQUENCE = itertools.count()  # the next node's number
 _NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (a constant), made once
 # needs_input_grad for one and for two inputs, made once: a node only picks one.
 _NEEDS_ONE = {False: (False,), True: (True,)}
@@ -250,6 +259,9 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.kind = ACCUMULATE_GRAD
+        # torch numbers every AccumulateGrad last of all (UINT64_MAX): a leaf's gradient is
+        # stored as soon as it is complete
+        self.sequence_nr = sys.maxsize
         self.variable = variable
         self.next_functions = ()
         self.needs_input_grad = ()
