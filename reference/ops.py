@@ -392,7 +392,8 @@ def tanh(x):
 def relu(x):
     if x._data.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    out, ctx = record(ReluBackward0, np.maximum(x._data, 0), (x,))
+    # x where it is not below 0, as torch: relu(-0.0) is -0.0 (np.maximum gives 0.0), and nan stays
+    out, ctx = record(ReluBackward0, np.where(x._data < 0, x._data.dtype.type(0), x._data), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
@@ -809,6 +810,8 @@ def _index_kind(index):
 
 
 def getitem(x, index):
+    if x._data.ndim == 0:
+        _check_index_of_0d(index)
     kind = _index_kind(index)
     given = index
     index = numpy_index(index)
@@ -839,6 +842,22 @@ def _index_tensors(given, index):
     return [part if isinstance(part, Tensor) else Tensor(np.asarray(array))
             for part, array in zip(given, index)
             if isinstance(part, (Tensor, list, np.ndarray)) and not _is_integer_scalar(part)]
+
+
+def _check_index_of_0d(index):
+    """torch's errors for indexing a 0-d tensor, which has no dimension to index (numpy words
+    them all as one)."""
+    if type(index) is int:
+        if index == 0:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        raise IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+    if isinstance(index, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if index is not None and index is not Ellipsis and not isinstance(index, bool):
+        raise IndexError("too many indices for tensor of dimension 0")
 
 
 def _torch_index_error(message, ndim):

@@ -152,6 +152,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        # torch's attribute words its two refusals apart from requires_grad_()'s
+        if flag and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if flag and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):

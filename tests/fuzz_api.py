@@ -41,6 +41,20 @@ SHAPES = [(), (1,), (3,), (2, 3), (3, 1), (1, 3), (2, 1, 3)]
 FLOATS = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0]
 INTS = [-2, -1, 0, 1, 2, 3]
 NUMBERS = [2, -1, 0, 3, 0.5, 2.5, -1.5, True, False]
+
+
+class Nan(float):
+    """nan, printed as code that makes it (a program prints its values with repr)."""
+
+    def __repr__(self):
+        return "float('nan')"
+
+
+# Numbers at the edges, drawn now and then: a zero's sign, nan, and magnitudes whose square
+# overflows float32 (found: `x * -0.0` gave +0.0, div's gradient -a / (b * b) overflowed,
+# x.max() sent a nan's gradient nowhere).
+EDGE_FLOATS = [-0.0, Nan("nan"), 1e20, -3e20, 1e-20]
+EDGE_NUMBERS = [-0.0, 1e20, 1e-20]
 DTYPES = ["float32", "float64", "int64", "bool"]
 DEVICES = ["cpu", "cuda", "cuda:0", "cuda:1"]
 DEVICE_STRINGS = ["cpu", "cuda", "cuda:0", "cuda:1", "cpu:0", "cuda:", "cuda:01", "cuda:-1",
@@ -208,12 +222,24 @@ def key_phrase(message):
         if line.startswith(torch_words) or line.startswith(reference_words):
             return reference_words
     if line.startswith("Expected one of ") and " device type at start of device string" in line:
-        return "Expected one of (the device types) device type at start of device string"  # torch lists 20
+        # torch lists 20 types (README); the end names the type it did not know
+        return "Expected one of (the device types) device type at start of device string: " + line.split(": ")[-1]
+    if line.startswith(MODIFIED_IN_PLACE):
+        return MODIFIED_IN_PLACE + _output_of(line)
     if line.startswith(SAME_DEVICE_ERROR):  # which two devices: torch's CUDA run is simulated here
         return SAME_DEVICE_ERROR
     if " not implemented for '" in line:  # torch names its kernel: softmax_kernel_impl, ...
         return "not implemented for '" + line.split(" not implemented for '")[1]
     return line.split(": ")[0].strip()
+
+
+MODIFIED_IN_PLACE = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def _output_of(line):
+    """The operation an in-place error names ("which is output 0 of Pow1,"), if any."""
+    found = re.search(r"which is output \d+ of (\w+),", line)
+    return f" (output of {found.group(1)})" if found else ""
 
 
 def differences(theirs, mine, path=""):
@@ -245,7 +271,14 @@ def same_values(a, b):
     # float64 values may come from float32 ones (t.double()), where torch's and numpy's exp,
     # tanh, ... may differ in the last bit: so a float32 ulp or so in float64 too.
     rtol, atol = (1e-4, 1e-5) if a.dtype == np.float32 else (1e-5, 1e-6)
-    return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True) and np.array_equal(np.isinf(a), np.isinf(b))
+    return (np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True) and np.array_equal(np.isinf(a), np.isinf(b))
+            and same_signs_of_zero(a, b))
+
+
+def same_signs_of_zero(a, b):
+    """Where both are 0, the same sign: -0.0 is what a user sees printed (and 1 / -0.0 is -inf)."""
+    zeros = (a == 0) & (b == 0)
+    return np.array_equal(np.signbit(a[zeros]), np.signbit(b[zeros]))
 
 
 # --- drawing steps --------------------------------------------------------------------------------
@@ -296,14 +329,14 @@ class Builder:
         kinds = ["create"] * 3 + ["binary"] * 4 + ["unary", "reduce", "reshape", "index", "softmax", "convert"]
         if self.tensors():
             kinds += ["move", "move", "backward", "backward", "grad", "hook", "inplace", "no_grad",
-                      "detach", "read", "grad_attribute"]
+                      "detach", "read", "grad_attribute", "toggle_requires_grad", "grad_view", "logging_hook"]
         kinds += ["device_string"]
         step = getattr(self, self.pick(kinds))()
         return step if step is not None else self.create()
 
     # creation
     def values(self, shape, kind):
-        pool = {"float": FLOATS, "int": INTS, "bool": [True, False]}[kind]
+        pool = {"float": self.float_pool(), "int": INTS, "bool": [True, False]}[kind]
         flat = self.draw(st.lists(st.sampled_from(pool), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
         return np.array(flat, dtype=object).reshape(shape).tolist() if shape else flat[0]
 
@@ -345,11 +378,16 @@ class Builder:
         return Step(f"{name} = lib.tensor({', '.join(args)})", f"{name} = lib.tensor({', '.join(torch_args)})",
                     {name: canonical(device or "cpu")})
 
+    def float_pool(self):
+        """The floats a new tensor draws from: the usual ones, now and then with the edges."""
+        return FLOATS + EDGE_FLOATS if self.draw(st.integers(0, 3)) == 0 else FLOATS
+
     # operations
     def operand(self, like=None):
         """A tensor, or a Python number."""
         if self.draw(st.integers(0, 3)) == 0:
-            return repr(self.pick(NUMBERS)), None
+            numbers = NUMBERS + EDGE_NUMBERS if self.draw(st.integers(0, 3)) == 0 else NUMBERS
+            return repr(self.pick(numbers)), None
         names = self.tensors()
         if like is not None and self.draw(st.integers(0, 4)):
             shape = self.engine.names[like].shape
@@ -558,6 +596,42 @@ class Builder:
             # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
         return Step(self.pick(choices), devices={name: self.device(x)})
+
+    def toggle_requires_grad(self):
+        """requires_grad_ on a tensor already used (a leaf that stops requiring grad between
+        its forward and its backward keeps its .grad as it was, in torch)."""
+        candidates = self.tensors(lambda n, t: t.requires_grad or n not in self.used)
+        if not candidates:
+            return None
+        x = self.pick(candidates)
+        flag = self.pick(["False", "False", "True"])
+        if flag == "True" and (x in self.grad_results or self.used & self.aliases.get(x, {x})):
+            return None  # torch's views follow their base's requires_grad; this engine's do not (README)
+        return Step(self.pick([f"{x}.requires_grad_({flag})", f"{x}.requires_grad = {flag}"]))
+
+    def grad_view(self):
+        """A view of a .grad: .grad is laid out like its leaf, so a view works where the
+        same view of the leaf does (the incoming gradient may have come through a transpose)."""
+        x = self.pick(self.tensors())
+        shape = tuple(self.engine.names[x].shape)
+        views = ["view(-1)", "reshape(-1)", f"view({shape[::-1]!r})", "transpose(0, -1)", "[0]", "[1:]"]
+        if len(shape) == 2:
+            views += ["T", "[:, 0]", "T.view(-1)"]
+        view = self.pick(views)
+        name = self.new_name("r")
+        return Step(f"{name} = {x}.grad{'' if view.startswith('[') else '.'}{view}", devices={name: self.device(x)})
+
+    def logging_hook(self):
+        """A hook that writes the tensor's name in a list: the order in which a pass reaches
+        the tensors (torch: of the nodes ready, the one made last first)."""
+        candidates = self.tensors(lambda n, t: t.requires_grad)
+        if not candidates:
+            return None
+        x = self.pick(candidates)
+        code = f"{self.new_name('h')} = {x}.register_hook(lambda g: hook_log.append({x!r}))"
+        if "hook_log" not in self.engine.names:
+            code = "hook_log = []\n" + code
+        return Step(code)
 
     def inplace(self):
         x = self.pick(self.tensors())

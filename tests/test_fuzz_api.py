@@ -212,6 +212,41 @@ REGRESSIONS = {
         "x = lib.tensor([1., 2.], requires_grad=True)", "h = x * 3", "r = h.register_hook(lambda g: g * 10)",
         "h.retain_grad()", "loss = (h * h).sum()", "a, b = lib.autograd.grad(loss, [h, x], retain_graph=True)",
         "c, = lib.autograd.grad(loss, [h])"],
+    # issue 32, and what the blind writers found (each checked against torch 2.13)
+    "a leaf that stops requiring grad after the forward keeps its .grad": [
+        "a = lib.tensor([1., 2.], requires_grad=True)", "b = lib.tensor([3., 4.], requires_grad=True)",
+        "y = (a * b).sum()", "b.requires_grad_(False)", "y.backward()"],
+    "the first .grad is laid out like its leaf": [
+        "x = lib.tensor([[0., 1., 2.], [3., 4., 5.]], requires_grad=True)", "w = lib.ones(3, 2)",
+        "(x.T * w).sum().backward()", "r = x.grad.view(6)",
+        "u = lib.tensor([[0., 1., 2.], [3., 4., 5.]]).T", "u.requires_grad_()", "(u @ lib.ones(2, 2)).sum().backward()",
+        "s = u.grad.T.view(6)", "v = lib.tensor([[0., 1., 2.], [3., 4., 5.]], requires_grad=True)",
+        "lib.autograd.backward((v.T * w).sum(), create_graph=True)", "q = v.grad.view(6)"],
+    "x * -0.0 keeps the signs of its zeros (zeros are not cached constants)": [
+        "x = lib.tensor([1., -2.])", "a = x * 0.0", "b = x * -0.0", "c = x * 0.0"],
+    "div's gradient for a large divisor: (a / b) / b, as b * b overflows": [
+        "a = lib.tensor([1e20, 2.], requires_grad=True)", "b = lib.tensor([1e20, -4e19], requires_grad=True)",
+        "y = (a / b) * 1e30", "y.backward(lib.ones_like(y))"],
+    "x.max() with a nan sends the gradient to the nans": [
+        "x = lib.tensor([1., float('nan'), 3., float('nan')], requires_grad=True)", "x.max().backward()"],
+    "the in-place error names Pow1, Pow2 and Max1 as torch": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "y = x ** (x * 1)", "y.add_(1)", "y.sum().backward()",
+        "z = 2 ** x", "z.add_(1)", "z.sum().backward()", "m = x.max()", "m.add_(1)", "m.backward()"],
+    "an unknown device type is named alone": ["d = lib.device('gpu:1')"],
+    "hooks on independent branches run in torch's order (the node made last first)": [
+        "x = lib.tensor([1.], requires_grad=True)", "w = lib.tensor([2.], requires_grad=True)",
+        "hook_log = []", "a = x * 2", "b = x * 3", "h1 = a.register_hook(lambda g: hook_log.append('a'))",
+        "h2 = b.register_hook(lambda g: hook_log.append('b'))", "h3 = x.register_hook(lambda g: hook_log.append('x'))",
+        "h4 = w.register_hook(lambda g: hook_log.append('w'))", "(b + a).sum().backward(retain_graph=True)",
+        "(a + b).sum().backward()", "(x * 2 + w * 3).sum().backward()", "(w * 3 + x * 2).sum().backward()"],
+    "relu(-0.0) is -0.0, and its gradient +0.0": [
+        "x = lib.tensor([-0., -1., 2.], requires_grad=True)", "y = x.relu()", "y.backward(-lib.ones_like(y))"],
+    "indexing a 0-d tensor: torch's errors": [
+        "x = lib.tensor(2., requires_grad=True)", "a = x[0]", "b = x[1]", "c = x[1:]", "d = x[:, 0]",
+        "e = x[[0]]", "f = x[lib.tensor(0)]"],
+    "the requires_grad attribute refuses in torch's words": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "y = x * 2", "y.requires_grad = True",
+        "i = lib.tensor([1, 2])", "i.requires_grad = True"],
 }
 
 
