@@ -58,6 +58,7 @@ class Node:
         "needs_input_grad",
         "input_shapes",
         "input_dtypes",
+        "feeds_a_leaf",  # an input is a leaf that requires grad (its edge: an AccumulateGrad)
         "_saved",
         "pre_hooks",
         "post_hooks",
@@ -78,7 +79,8 @@ class Node:
             (t,) = inputs
             # gradient_node(t), written out (here and below): a call costs 70 ns.
             node = t.grad_fn
-            if node is None and t._requires_grad:
+            self.feeds_a_leaf = node is None and t._requires_grad
+            if self.feeds_a_leaf:
                 node = t._grad_accumulator()
             self.next_functions = (_NO_EDGE if node is None else (node, 0),)
             self.needs_input_grad = _NEEDS_ONE[node is not None]
@@ -87,10 +89,13 @@ class Node:
         else:
             a, b = inputs
             node_a, node_b = a.grad_fn, b.grad_fn
+            self.feeds_a_leaf = False
             if node_a is None and a._requires_grad:
                 node_a = a._grad_accumulator()
+                self.feeds_a_leaf = True
             if node_b is None and b._requires_grad:
                 node_b = b._grad_accumulator()
+                self.feeds_a_leaf = True
             self.next_functions = (
                 _NO_EDGE if node_a is None else (node_a, 0),
                 _NO_EDGE if node_b is None else (node_b, 0),
@@ -167,7 +172,7 @@ class Node:
         if self.post_hooks:
             for hook in self.post_hooks:
                 hook(grads, (grad,))
-        else:  # (a post hook may keep the gradients it saw)
+        elif self.feeds_a_leaf:  # (a post hook may keep the gradients it saw)
             _mark_owned(grads, self.next_functions)
         return grads
 
@@ -259,6 +264,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.kind = ACCUMULATE_GRAD
+        self.feeds_a_leaf = False
         # torch numbers every AccumulateGrad last of all (UINT64_MAX): a leaf's gradient is
         # stored as soon as it is complete
         self.sequence_nr = sys.maxsize
