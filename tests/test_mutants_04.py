@@ -25,9 +25,9 @@ def _first_time(leaf):
 
 MERGE = "    return existing + incoming\n"
 FIRST = "    if leaf._grad is None:\n"
-STEAL = ("        if not create_graph and ag.autograd.graph.pass_owns(grad) and grad.stride() == leaf.stride():\n"
+STEAL = ("        if not create_graph and autograd.graph.pass_owns(grad) and grad.stride() == leaf.stride():\n"
          "            leaf.grad = grad\n")
-COPY = "            leaf.grad = ag.empty_like(leaf).copy_(grad)\n"
+COPY = "            leaf.grad = empty_like(leaf).copy_(grad)\n"
 IN_PLACE = "        leaf._grad.add_(grad)\n"
 OUT_OF_PLACE = "        leaf.grad = leaf._grad + grad\n"
 
@@ -50,7 +50,7 @@ MUTANTS = [
     # other code holds" ... "keep grad itself when ... pass_owns(grad) ... grad.stride() ==
     # leaf.stride()" ... "otherwise store a COPY laid out like the leaf"
     Mutant("stores the first gradient itself", COPY, "            leaf.grad = grad\n", expect="is g"),
-    Mutant("keeps the first gradient without asking who holds it", "ag.autograd.graph.pass_owns(grad) and ", "",
+    Mutant("keeps the first gradient without asking who holds it", "autograd.graph.pass_owns(grad) and ", "",
            expect="is g"),
     Mutant("keeps the first gradient whatever its layout", " and grad.stride() == leaf.stride()", "",
            expect="x.T made a leaf, gradient from matmul"),
@@ -63,7 +63,7 @@ MUTANTS = [
     Mutant("copies the first gradient by adding it to zeros", COPY,
            "            leaf.grad = ag.zeros_like(leaf) + grad\n", expect="CopyBackwards"),
     Mutant("copies the first gradient detached with create_graph", COPY,
-           "            leaf.grad = ag.empty_like(leaf).copy_(grad.detach())\n", expect="requires_grad is False"),
+           "            leaf.grad = empty_like(leaf).copy_(grad.detach())\n", expect="requires_grad is False"),
     Mutant("copies the first gradient through numpy", COPY,
            "            leaf.grad = ag.tensor(grad.detach().cpu().numpy().copy())\n", expect="create_graph"),
     # "later gradients, without create_graph: add IN PLACE, so that leaf.grad stays the same object"
@@ -89,7 +89,7 @@ MUTANTS = [
     Mutant("remembers which leaves it has seen", FIRST, "    if _first_time(leaf):\n"),  # ids are reused: fails wherever
     # "the setter checks shape, dtype and device": a .grad made on the CPU for a GPU leaf
     Mutant("copies a plain first gradient through numpy (onto the CPU)", COPY,
-           "            leaf.grad = ag.empty_like(leaf).copy_(grad) if create_graph else "
+           "            leaf.grad = empty_like(leaf).copy_(grad) if create_graph else "
            "ag.empty_like(leaf.detach().cpu()).copy_(ag.tensor(grad.detach().cpu().numpy()))\n",
            expect="located on a different device"),
 ]

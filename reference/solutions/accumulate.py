@@ -5,8 +5,8 @@ use: they are summed (`merge_grads`). Across passes, a leaf's `.grad` keeps the 
 sum (`accumulate_grad`): that is why gradients "double" when backward runs twice, and why
 training loops zero them.
 """
-
-import reference as ag
+from .. import autograd
+from ..creation import empty_like
 
 __all__ = ["merge_grads", "accumulate_grad"]
 
@@ -28,12 +28,12 @@ def accumulate_grad(leaf, grad, create_graph):
     place and differentiable.
     """
     if leaf._grad is None:
-        if not create_graph and ag.autograd.graph.pass_owns(grad) and grad.stride() == leaf.stride():
+        if not create_graph and autograd.graph.pass_owns(grad) and grad.stride() == leaf.stride():
             leaf.grad = grad
         else:
             # The engine runs this with grad mode on exactly when create_graph is asked for,
             # so the copy is recorded (differentiable, CopyBackwards) then.
-            leaf.grad = ag.empty_like(leaf).copy_(grad)
+            leaf.grad = empty_like(leaf).copy_(grad)
     elif create_graph:
         leaf.grad = leaf._grad + grad
     else:
