@@ -600,7 +600,11 @@ class Builder:
     def toggle_requires_grad(self):
         """requires_grad_ on a tensor already used (a leaf that stops requiring grad between
         its forward and its backward keeps its .grad as it was, in torch)."""
+        # mostly a leaf already in a graph, the case that matters; now and then any tensor
+        in_a_graph = self.tensors(lambda n, t: t.is_leaf and t.requires_grad and n in self.used)
         candidates = self.tensors(lambda n, t: t.requires_grad or n not in self.used)
+        if in_a_graph and self.draw(st.integers(0, 3)):
+            candidates = in_a_graph
         if not candidates:
             return None
         x = self.pick(candidates)
@@ -612,7 +616,10 @@ class Builder:
     def grad_view(self):
         """A view of a .grad: .grad is laid out like its leaf, so a view works where the
         same view of the leaf does (the incoming gradient may have come through a transpose)."""
-        x = self.pick(self.tensors())
+        with warnings.catch_warnings():  # (torch warns when a non-leaf's .grad is read)
+            warnings.simplefilter("ignore")
+            with_grad = self.tensors(lambda n, t: t.grad is not None)
+        x = self.pick(with_grad if with_grad and self.draw(st.integers(0, 3)) else self.tensors())
         shape = tuple(self.engine.names[x].shape)
         views = ["view(-1)", "reshape(-1)", f"view({shape[::-1]!r})", "transpose(0, -1)", "[0]", "[1:]"]
         if len(shape) == 2:
