@@ -329,7 +329,9 @@ class Builder:
         kinds = ["create"] * 3 + ["binary"] * 4 + ["unary", "reduce", "reshape", "index", "softmax", "convert"]
         if self.tensors():
             kinds += ["move", "move", "backward", "backward", "grad", "hook", "inplace", "no_grad",
-                      "detach", "read", "grad_attribute", "toggle_requires_grad", "grad_view", "logging_hook"]
+                      "detach", "read", "grad_attribute"]
+            kinds += ["toggle_requires_grad", "grad_view", "grad_view", "logging_hook", "backward_of_a_sum",
+                      "backward_of_a_sum"]
         kinds += ["device_string"]
         step = getattr(self, self.pick(kinds))()
         return step if step is not None else self.create()
@@ -394,7 +396,18 @@ class Builder:
             fits = self.tensors(lambda n, t: _broadcasts(t.shape, shape) and self.device(n) == self.device(like))
             names = fits or names
         name = self.pick(names)
-        return name, name
+        return self.maybe_transposed(name, like), name
+
+    def maybe_transposed(self, name, like):
+        """`name`, or now and then its transpose (x.T, x.transpose(0, -1)) where it broadcasts
+        with `like`: gradients then come back through a transpose, laid out another way."""
+        shape = tuple(self.engine.names[name].shape)
+        if len(shape) < 2 or self.draw(st.integers(0, 3)):
+            return name
+        flipped = shape[:-2] + shape[-2:][::-1] if len(shape) == 2 else (shape[-1], *shape[1:-1], shape[0])
+        if like is not None and not _broadcasts(flipped, self.engine.names[like].shape):
+            return name
+        return f"{name}.T" if len(shape) == 2 else f"{name}.transpose(0, -1)"
 
     def result(self, name, expression, tensor_names, outputs=None, view=False):
         """`name = expression`; in torch an error if the tensor operands live apart."""
@@ -628,6 +641,16 @@ class Builder:
         name = self.new_name("r")
         return Step(f"{name} = {x}.grad{'' if view.startswith('[') else '.'}{view}", devices={name: self.device(x)})
 
+    def backward_of_a_sum(self):
+        """A backward pass from a tensor that requires grad, through its sum (no seed needed),
+        so that gradients reach the leaves (and their .grad) often."""
+        candidates = self.tensors(lambda n, t: t.requires_grad)
+        if not candidates:
+            return None
+        y = self.pick(candidates)
+        retain = self.pick(["", "retain_graph=True", "create_graph=True"])
+        return Step(f"{y}.sum().backward({retain})")
+
     def logging_hook(self):
         """A hook that writes the tensor's name in a list: the order in which a pass reaches
         the tensors (torch: of the nodes ready, the one made last first)."""
@@ -653,6 +676,8 @@ class Builder:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
+        if other != other_tensor and other_tensor in self.aliases.get(x, {x}):
+            return None  # x.add_(x.T): the same (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
         if op == "zero_" and _repeats_elements(self.engine.names[x]):
             return None  # torch fills an expand whose elements repeat; this engine refuses (README)
