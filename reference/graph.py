@@ -18,10 +18,16 @@ from .grad_mode import GradMode
 from .pieces import active
 
 
-class Stats:
+class _Stats:
     """Counters the kit reads in tests and benchmarks (counts are not noisy like time)."""
 
-    node_calls = 0
+    __slots__ = ("node_calls",)
+
+    def __init__(self):
+        self.node_calls = 0  # (on an instance: adding to a class's attribute costs 60 ns a node)
+
+
+Stats = _Stats()
 
 
 class NodeKind:
