@@ -41,7 +41,7 @@ def constant(value, like):
     A float scalar takes the tensor's float dtype (x * 0.5 stays float32, as in torch); a
     float scalar with an integer tensor gives the default float dtype.
     """
-    if isinstance(value, Tensor):
+    if type(value) is Tensor:
         return value
     if type(value) in (float, int) and value != 0:
         # (Zeros are made each time: -0.0 == 0.0 as dictionary keys, so `x * -0.0` would get
@@ -179,9 +179,10 @@ def broadcast_error(a, b):
 
 def operands(op, a, b):
     """Both operands as tensors on one device (a number joins the tensor's device)."""
-    if not isinstance(b, Tensor):
+    # (`type() is`, not isinstance: this runs for every operation, and no class derives from Tensor)
+    if type(b) is not Tensor:
         b = constant(b, a)
-    elif not isinstance(a, Tensor):
+    elif type(a) is not Tensor:
         a = constant(a, b)
     elif a._device is not b._device:
         active.check_same_device(op, a, b)
@@ -208,7 +209,7 @@ def add(a, b):
 
 
 def _is_bool(value):
-    if isinstance(value, Tensor):
+    if type(value) is Tensor:
         return value._data.dtype.kind == "b"
     return isinstance(value, (bool, np.bool_))
 
@@ -343,7 +344,7 @@ def floating(x):
 
 
 def neg(x):
-    if x._data.dtype == np.bool_:
+    if x._data.dtype.kind == "b":
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -390,7 +391,7 @@ def tanh(x):
 
 
 def relu(x):
-    if x._data.dtype == np.bool_:
+    if x._data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
     # x where it is not below 0, as torch: relu(-0.0) is -0.0 (np.maximum gives 0.0), and nan stays
     out, ctx = record(ReluBackward0, np.where(x._data < 0, x._data.dtype.type(0), x._data), (x,))
