@@ -493,13 +493,17 @@ def _reduced(kind, data, x, dims, keepdim):
     return out
 
 
-# (The array's own .sum() rather than np.sum: the same work without numpy's Python-level
-# dispatch, which costs more than summing a small array.)
+def _sum(data, dims, keepdim):
+    """data summed over dims. A numpy array's .sum() is a Python function that calls
+    np.add.reduce: called directly, a small sum costs half. (Other arrays: their own .sum().)"""
+    if type(data) is np.ndarray:
+        return np.add.reduce(data, axis=dims, keepdims=keepdim)
+    return data.sum(axis=dims, keepdims=keepdim)
 
 
 def sum(x, dim=None, keepdim=False):
     dims = normalize_dims(dim, x._data.ndim)
-    data = x._data.sum(axis=dims, keepdims=keepdim)
+    data = _sum(x._data, dims, keepdim)
     return _reduced(SumBackward0 if dim is None else SumBackward1, data, x, dims, keepdim)
 
 
@@ -516,9 +520,9 @@ def mean(x, dim=None, keepdim=False):
         data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=np.float32) / count).astype(np.float16)
     elif count == 0:  # the mean of nothing: nan, silently as in torch (numpy would warn)
         with np.errstate(invalid="ignore"):
-            data = x._data.sum(axis=dims, keepdims=keepdim) / count
+            data = _sum(x._data, dims, keepdim) / count
     else:
-        data = x._data.sum(axis=dims, keepdims=keepdim) / count
+        data = _sum(x._data, dims, keepdim) / count
     return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
 
 
@@ -695,10 +699,31 @@ def expand(x, sizes):
         target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
     if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
         data = x._data.reshape(target)  # a view that can be written to, as torch's
-    else:  # elements repeated: numpy's broadcast view is read-only (in place: torch's error)
-        data = np.broadcast_to(x._data, target)
+    else:  # elements repeated: a read-only broadcast view (in place: torch's error)
+        data = _broadcast_view(x._data, target)
     out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
+
+
+def _broadcast_view(array, shape):
+    """np.broadcast_to(array, shape): a read-only view whose repeated elements share memory.
+    Made directly from a contiguous numpy array's memory, with stride 0 where it repeats:
+    numpy's own function takes 20 times as long, and every gradient of a sum or a mean
+    makes one."""
+    lead = len(shape) - array.ndim
+    if type(array) is not np.ndarray or not array.flags.c_contiguous or lead < 0:
+        return np.broadcast_to(array, shape)  # (its error, too, for shapes that do not fit)
+    strides = [0] * lead
+    for size, target, stride in zip(array.shape, shape[lead:], array.strides):
+        if size == target:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            return np.broadcast_to(array, shape)
+    view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
 
 
 def _view_of(out, base):

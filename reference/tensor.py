@@ -114,7 +114,8 @@ class Tensor:
     def stride(self, dim=None):
         """How many elements apart neighbours along each dimension are in memory, as torch's:
         (3, 1) for a (2, 3) tensor, (1, 3) for its transpose. Views and copies depend on it."""
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        # (each byte stride divided by the element's size, in C: map runs no Python frame)
+        strides = tuple(map(self._data.itemsize.__rfloordiv__, self._data.strides))
         return strides if dim is None else strides[dim]
 
     @property
