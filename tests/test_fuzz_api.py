@@ -50,14 +50,16 @@ def test_random_programs_show_the_same_as_torch(data):
 
 @pytest.mark.skipif(not LONG, reason="the long search: set AUTOGRAD_KATAS_FUZZ=long")
 def test_long_search():
-    """Fresh programs in batches of 500 until the time is up; a batch that finds a divergence
-    shrinks it, prints it, and the search goes on (all are listed at the end)."""
+    """Fresh programs in batches of 2,000 until the time is up; a batch that finds a divergence
+    shrinks it, prints it, and the search goes on (all are listed at the end). (Hypothesis
+    draws longer programs as a run goes on: with batches of 500 the search found a .grad laid
+    out unlike its leaf in none of 17,000 programs, with 2,000 within 4,000 and 10,000.)"""
     minutes = float(os.environ.get("AUTOGRAD_KATAS_FUZZ_MINUTES", "30"))
     start, batch, found = time.monotonic(), 0, []
     ran["programs"] = 0
     while time.monotonic() - start < minutes * 60:
         batch += 1
-        search = settings(max_examples=500, deadline=None, database=None, suppress_health_check=CHECKS)(
+        search = settings(max_examples=2000, deadline=None, database=None, suppress_health_check=CHECKS)(
             seed(int(time.time() * 1000) % 2**32 + batch)(given(st.data())(run_program)))
         try:
             search()
