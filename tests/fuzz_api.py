@@ -308,6 +308,7 @@ class Builder:
         self.moved = False  # a move between devices happened (torch runs it on the CPU: no copy back)
         self.grad_results = set()  # autograd.grad's results: requires_grad_() on one may reach another
         self.shared_grads = set()  # autograd.grad's results that torch's CPU run may share (see grad)
+        self.grad_viewed = set()  # tensors a view of whose .grad was taken (grad_view)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -614,7 +615,9 @@ class Builder:
     def grad_attribute(self):
         x = self.pick(self.tensors())
         name = self.new_name("r")
-        choices = [f"{x}.grad = None", f"{x}.grad.zero_()", f"{name} = {x}.grad"]
+        choices = [f"{x}.grad = None", f"{name} = {x}.grad"]
+        if x not in self.grad_viewed:  # torch regenerates the grad_fn of a view of a base
+            choices.append(f"{x}.grad.zero_()")  # changed in place; this engine does not (README)
         if x not in self.grad_results and not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
             # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
@@ -643,6 +646,9 @@ class Builder:
             warnings.simplefilter("ignore")
             with_grad = self.tensors(lambda n, t: t.grad is not None)
         x = self.pick(with_grad if with_grad and self.draw(st.integers(0, 3)) else self.tensors())
+        if x in with_grad and self.engine.names[x].grad.requires_grad:
+            return None  # a view of a .grad with a graph: accumulating into that .grad in place makes
+            # torch regenerate the view's grad_fn (AsStridedBackward0); this engine does not (README)
         shape = tuple(self.engine.names[x].shape)
         # (view(...) fails where the layout does not allow it: drawn most)
         views = ["view(-1)", "view(-1)", f"view({shape[::-1]!r})", "reshape(-1)", "transpose(0, -1)", "[0]", "[1:]"]
@@ -650,6 +656,7 @@ class Builder:
             views += ["T", "[:, 0]", "T.view(-1)", "T.view(-1)"]
         view = self.pick(views)
         name = self.new_name("r")
+        self.grad_viewed.add(x)
         return Step(f"{name} = {x}.grad{'' if view.startswith('[') else '.'}{view}", devices={name: self.device(x)})
 
     def backward_of_a_sum(self):
