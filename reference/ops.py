@@ -276,6 +276,11 @@ def _integer_power(base, exponent):
     return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
 
 
+def _reciprocal_sqrt(base, exponent):
+    """base ** -0.5 as torch computes it for the number -0.5: 1 / sqrt(base)."""
+    return 1 / np.sqrt(base)
+
+
 def pow(base, exponent):
     kind = (
         PowBackward0 if not isinstance(exponent, Tensor)
@@ -295,6 +300,8 @@ def pow(base, exponent):
             raise RuntimeError(broadcast_error(base._data.shape, exponent._data.shape)) from None
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
+    if kind is PowBackward0 and exponent._data == -0.5 and base._data.dtype.kind == "f":
+        power = _reciprocal_sqrt  # as torch: -0.0 ** -0.5 is then -inf, -inf ** -0.5 nan
     # (-1.5) ** 1.5 is nan and 0 ** -1 inf, silently in torch; numpy would warn.
     with np.errstate(invalid="ignore", divide="ignore"):
         data = binary(power, base, exponent)
@@ -701,6 +708,8 @@ def expand(x, sizes):
         data = x._data.reshape(target)  # a view that can be written to, as torch's
     else:  # elements repeated: a read-only broadcast view (in place: torch's error)
         data = _broadcast_view(x._data, target)
+        if data.size == 0:  # no element at all, so none repeated: writable, as torch's
+            data = data.copy()
     out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
 
@@ -797,8 +806,8 @@ def numpy_index(index):
     """An index with tensors replaced by their arrays (numpy does the rest)."""
     if isinstance(index, tuple):
         return tuple([_index_part(i) for i in index])
-    if isinstance(index, list):
-        return np.asarray(index)
+    if isinstance(index, list):  # ([] would be a float array: numpy refuses it as an index)
+        return np.asarray(index) if index else np.array([], dtype=np.intp)
     return _index_part(index)
 
 
