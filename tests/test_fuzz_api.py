@@ -249,6 +249,20 @@ REGRESSIONS = {
     "the requires_grad attribute refuses in torch's words": [
         "x = lib.tensor([1., 2.], requires_grad=True)", "y = x * 2", "y.requires_grad = True",
         "i = lib.tensor([1, 2])", "i.requires_grad = True"],
+    # found by the fuzzer and the round-2 writers (NOTE-unlisted.md, blind_findings.md)
+    "an empty list selects nothing": [
+        "x = lib.tensor([[1., 2.], [3., 4.]], requires_grad=True)", "y = x[[]]", "y.sum().backward()"],
+    "in place on the gradient of a sum over an empty tensor: no element repeats": [
+        "x = lib.zeros(2, 0, requires_grad=True)", "g, = lib.autograd.grad(x.sum(), [x])", "g.add_(1)",
+        "y = lib.ones(3).expand(0, 3)", "y.mul_(2)"],
+    "max's gradient is 0 off the winners, an infinite one too (not inf * 0 = nan)": [
+        "x = lib.tensor([[0., -1., -2.], [-3., 0., -1.]], requires_grad=True)", "v, i = x.max(dim=1)",
+        "v.log().sum().backward()", "y = lib.tensor([0., -1., 0.], requires_grad=True)", "y.max().log().backward()"],
+    "x ** -0.5 is 1 / sqrt(x), as torch computes it for that number": [
+        "x = lib.tensor([-0., float('-inf'), 4., 0.], requires_grad=True)", "y = x ** -0.5", "y.sum().backward()",
+        "z = x.double() ** -0.5"],
+    "a device index that is no int": ["d = lib.device('cpu', True)", "e = lib.device('cuda', 1.0)",
+                                      "f = lib.device('cuda', 1)"],
 }
 
 
