@@ -183,3 +183,12 @@ def test_the_engine_uses_your_order_on_the_gpu(ag):
         return (h * h.exp() + h.sigmoid() * (x @ w)).sum() + (w * w).sum()
 
     check_grads_on_gpu(ag, net, op="a backward pass with fan-out", x=[[0.3, -1.2], [2.0, 0.5]], w=[[0.7, -0.4], [1.1, 0.2]])
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random graphs for your order (fan-out, diamonds, residual chains, several roots, some
+    repeated or feeding each other, several inputs), passes run on your engine and on torch.
+    A failure shows the shortest program that still differs."""
+    fuzz.check()

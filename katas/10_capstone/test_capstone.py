@@ -357,3 +357,13 @@ def test_a_100000_deep_chain_runs_on_your_engine(ag):
         y = y * 1.000001
     y.sum().backward()
     assert_close(x.grad.numpy(), [1.000001 ** 100_000], "the gradient through the 100,000-deep chain", rtol=1e-6)
+
+
+# --- random cases (runs last, once every test above passes) ------------------------------------
+
+def test_random_cases_agree_with_torch(fuzz, solution):
+    """Random cases of your capstone functions against the same functions on torch: MLPs of
+    random sizes, batch size 1, both float dtypes, large logits, one to three training steps,
+    both multi-task strategies and both ways to take the weights' gradients. A failure shows
+    the case."""
+    fuzz.check(solution)

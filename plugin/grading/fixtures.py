@@ -95,6 +95,22 @@ def speed(request, _kata_engine):
 
 
 @pytest.fixture
+def fuzz(request, _kata_engine):
+    """Random programs drawn for the kata, on the learner's engine and on torch (see
+    fuzz/graded.py): `fuzz.check()`. Like speed tests it waits for the kata's other tests:
+    it runs last, and only when they all passed."""
+    kata = request.node.stash.get(KATA_KEY, None)
+    if kata is None:
+        pytest.skip("the fuzz test belongs to a kata")
+    grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
+    if grading is not None and not grading.kata_result(kata).clean_so_far():
+        pytest.skip("the random programs run once the kata's other tests pass")
+    from .fuzz.graded import KataFuzz  # here: it imports torch, which a kata not started never needs
+
+    return KataFuzz(kata, _solution(request))
+
+
+@pytest.fixture
 def growth(request, _kata_engine):
     """Checks that a piece's time grows like the reference's (see speed.py)."""
     return Growth(request, request.node.stash.get(KATA_KEY, None))
