@@ -9,8 +9,9 @@ graded with pytest's default options, `pytest --kata N`, from an empty cache, as
 would run it. A bug is caught when its kata does not come out done; a correct variant is
 rejected when it does not.
 
-    python tests/blind_rounds/grade.py ROUND_DIR [--kata N ...] [--jobs 2] [--out DIR]
+    python tests/blind_rounds/grade.py ROUND [--kata N ...] [--jobs 2] [--out DIR]
 
+ROUND is a round's folder or its kept archive (tests/blind_rounds/round1/files.tar.gz).
 prints, per kata, the bugs caught and escaped and the correct variants rejected, and writes
 `summary.json` and `summary.md` (and each run's output, under `logs/`) to `--out`.
 """
@@ -21,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,11 +43,18 @@ ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|
 RUN_LIMIT_S = 900  # one file's grading; the kit's own limit per test is 30 s
 
 
+KIT = ("katas", "plugin", "reference")  # what a learner's clone holds and the run imports
+
+
 def make_checkout(where, slug):
-    """A learner's clone at `where`: the katas as shipped (stubs), the root conftest and
-    pytest's testpaths; katas 01-08 solved for the capstone."""
-    shutil.copytree(REPO / "katas", where / "katas",
-                    ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", ".pytest_cache"))
+    """A learner's clone at `where`: the kit's code as it is now (copied, so that changes to the
+    repository during a long round do not reach it: the runs import the copy, see run_env), the
+    katas as shipped (stubs), the root conftest and pytest's testpaths; katas 01-08 solved for
+    the capstone."""
+    for folder in KIT:
+        shutil.copytree(REPO / folder, where / folder,
+                        ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", ".pytest_cache"))
+    shutil.copy(REPO / "autograd_katas_args.py", where / "autograd_katas_args.py")
     for kata in ALL_KATAS:  # the stubs, whatever the kit's own katas/ holds
         stub = REPO / "plugin" / "shipped" / "stubs" / kata.slug / kata.learner_file
         if stub.exists():
@@ -66,7 +75,7 @@ def grade_file(checkout, slug, source):
     stub = planted.read_text()
     planted.write_text(source)
     shutil.rmtree(checkout / ".pytest_cache", ignore_errors=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "AUTOGRAD_KATAS"))}
+    env = run_env(checkout)
     start = time.monotonic()
     try:
         run = subprocess.run([sys.executable, "-m", "pytest", "--kata", str(kata.number)], cwd=checkout,
@@ -82,12 +91,31 @@ def grade_file(checkout, slug, source):
     return status, tests, code, output, seconds
 
 
+def run_env(checkout):
+    """The environment of a graded run: the checkout's own kit first on the path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "AUTOGRAD_KATAS"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
 def first_failure(output):
     """The first test the run reports as failed, with its one-line reason."""
     for line in output.splitlines():
         if line.startswith("FAILED "):
             return line[len("FAILED "):][:300]
     return ""
+
+
+def unpacked(round_path):
+    """A round's folder: itself, or a kept round's archive (roundN.tar.gz) unpacked."""
+    path = Path(round_path)
+    if path.is_file() and path.name.endswith(".tar.gz"):
+        where = Path(tempfile.mkdtemp(prefix="blind-round-files-"))
+        with tarfile.open(path) as archive:
+            archive.extractall(where, filter="data")
+        inner = [p for p in where.iterdir() if p.is_dir()]
+        return inner[0] if len(inner) == 1 and not (inner[0] / "manifest.json").exists() else where
+    return path
 
 
 def entries(round_dir, wanted):
@@ -99,9 +127,10 @@ def entries(round_dir, wanted):
             yield slug, manifest.parent, entry
 
 
-def grade_round(round_dir, wanted=(), jobs=2, out=None, echo=print):
-    """Grade every file of the round; the list of results (one dict per file)."""
-    todo = list(entries(round_dir, wanted))
+def grade_round(round_dir, wanted=(), jobs=2, out=None, echo=print, only=None):
+    """Grade every file of the round (or the (kata, id) pairs in `only`); the list of results
+    (one dict per file)."""
+    todo = [e for e in entries(round_dir, wanted) if only is None or (e[0], e[2]["id"]) in only]
     logs = Path(out) / "logs" if out else None
     if logs:
         logs.mkdir(parents=True, exist_ok=True)
@@ -180,11 +209,19 @@ def main(argv=None):
     parser.add_argument("--kata", type=int, action="append", default=[], help="only this kata (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="files graded at once (default 2)")
     parser.add_argument("--out", help="where to write summary.json, summary.md and logs/")
+    parser.add_argument("--again", metavar="SUMMARY", help="only the bugs that escaped and the correct variants "
+                        "(all of them) of an earlier summary.json: a round measured again after a fix")
     args = parser.parse_args(argv)
+    only = None
+    if args.again:
+        earlier = json.loads(Path(args.again).read_text())
+        only = {(r["kata"], r["id"]) for r in earlier if r["verdict"] == "escaped" or r["kind"] == "correct"}
+    args.round_dir = unpacked(args.round_dir)
     if not any(Path(args.round_dir).glob("*/manifest.json")):
         parser.error(f"{args.round_dir}: no <kata>/manifest.json in it")
     start = time.monotonic()
-    results = grade_round(args.round_dir, args.kata, args.jobs, args.out, echo=lambda s: print(s, flush=True))
+    results = grade_round(args.round_dir, args.kata, args.jobs, args.out, echo=lambda s: print(s, flush=True),
+                          only=only)
     text = summary_text(results)
     print("\n" + text + f"\n\n{len(results)} files in {time.monotonic() - start:.0f} s")
     if args.out:

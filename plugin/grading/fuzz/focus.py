@@ -867,30 +867,59 @@ class Devices(Focus):
     that mix devices, gradients that flow back across moves and land on each leaf's device,
     seeds and accumulation on a device."""
 
-    KINDS = {"create": 3, "device_string": 4, "device_parts": 2, "compare": 2, "move": 4, "mix": 2,
-             "backward_of": 3, "grad_of": 2, "elementwise": 2, "rule": 1}
+    KINDS = {"create": 3, "device_string": 5, "device_parts": 2, "compare": 2, "create_on": 2, "move": 4,
+             "mix": 2, "backward_of": 3, "grad_of": 2, "elementwise": 2, "rule": 1}
     SHAPES = [(), (1,), (3,), (2, 3), (0,)]
     VALUES = ORDINARY
     DEVICES = ["cpu", "cuda", "cuda:0", "cuda:1"]
 
+    # `lib.device` is the engine's own Device; the kata's piece is the active one, which parses
+    # every device string a tensor is given. The engine's side of these steps makes devices with
+    # the active piece (`lib.pieces.active.Device`, what `from plugin import engine as lib` has),
+    # torch's with `torch.device`; the printed program says both.
+    MINE = "lib.pieces.active.Device"
+
+    def device_step(self, code):
+        """`code` with DEVICE( for the device class: the active piece's, and torch.device."""
+        mine, theirs = code.replace("DEVICE(", self.MINE + "("), code.replace("DEVICE(", "lib.device(")
+        return Step(f"{mine}  # torch: {theirs.splitlines()[0]}" if "\n" not in mine else mine, theirs)
+
+    # A device is shown by what it says (type, index, str, repr), under a `_` name the
+    # comparison skips: the object's class is the learner's own.
     def device_string(self):
-        name = self.new_name("d")
+        name = "_" + self.new_name("d")
         text = self.pick(DEVICE_STRINGS).encode().decode("unicode_escape")
-        return Step(f"{name} = lib.device({text!r})\n{name}_seen = ({name}.type, {name}.index, str({name}), repr({name}))")
+        step = self.device_step(f"{name} = DEVICE({text!r})")
+        seen = f"{name[1:]} = ({name}.type, {name}.index, str({name}), repr({name}))"
+        return Step(step.code + "\n" + seen, step.torch_code + "\n" + seen)
 
     def device_parts(self):
-        name = self.new_name("d")
+        name = "_" + self.new_name("d")
         kind = self.pick(["cuda", "cpu", "cuda:0", "gpu"])
-        index = self.pick(["0", "1", "-1", "None", "2", "True"])
-        return Step(f"{name} = lib.device({kind!r}, {index})\n{name}_seen = ({name}.type, {name}.index, str({name}))")
+        index = self.pick(["0", "1", "-1", "2"])
+        step = self.device_step(f"{name} = DEVICE({kind!r}, {index})")
+        seen = f"{name[1:]} = ({name}.type, {name}.index, str({name}))"
+        return Step(step.code + "\n" + seen, step.torch_code + "\n" + seen)
 
     def compare(self):
         name = self.new_name("e")
         a, b = self.pick(DEVICE_STRINGS[:6]), self.pick(DEVICE_STRINGS[:6])
-        form = self.pick(["lib.device({a!r}) == lib.device({b!r})", "lib.device({a!r}) != lib.device({b!r})",
-                          "hash(lib.device({a!r})) == hash(lib.device({b!r}))",
-                          "len({{lib.device({a!r}), lib.device({b!r})}})"])
-        return Step(f"{name} = " + form.format(a=a, b=b))
+        # (not a device against a string: there the engine chose otherwise, docs/known-differences.md)
+        form = self.pick(["DEVICE({a!r}) == DEVICE({b!r})", "DEVICE({a!r}) != DEVICE({b!r})",
+                          "hash(DEVICE({a!r})) == hash(DEVICE({b!r}))", "len({{DEVICE({a!r}), DEVICE({b!r})}})"])
+        return self.device_step(f"{name} = " + form.format(a=a, b=b))
+
+    def create_on(self):
+        """A tensor made with a device string: the active Device parses it (its errors are
+        the user's), and the tensor's device is what it understood."""
+        name = self.new_name()
+        text = self.pick(DEVICE_STRINGS[:12])
+        mine, theirs, _ = self.tensor_code(self.pick(self.SHAPES), device="cpu")
+        where = canonical(text.strip()) if text.strip() in ("cpu", "cuda", "cuda:0", "cuda:1", "cpu:0") else None
+        if where is None:
+            return Step(f"{name} = {mine[:-1]}, device={text!r})", f"{name} = {mine[:-1]}, device={text!r})")
+        return Step(f"{name} = {mine[:-1]}, device={text!r})\n{name}_where = str({name}.device)",
+                    f"{name} = {theirs}\n{name}_where = {where!r}", {name: where})
 
     def move(self):
         x = self.recent(self.floats())
