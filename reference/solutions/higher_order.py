@@ -14,18 +14,17 @@ def jacobian(f, x):
     x = x.detach().requires_grad_()  # differentiate at x's value; the caller's x is untouched
     out = f(x)
     if not out.requires_grad:  # f does not depend on x at all (a constant): no graph to walk
-        return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype, device=x.device)
+        return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype)
     flat = out.reshape(-1)
     rows = []
     for i in range(flat.numel()):
         seed = np.zeros(flat.shape, dtype=out.dtype)
         seed[i] = 1.0  # picks row i of the Jacobian: the gradient of out[i]
         last = i == flat.numel() - 1
-        (row,) = ag.autograd.grad(flat, x, grad_outputs=ag.tensor(seed, device=out.device), retain_graph=not last,
+        (row,) = ag.autograd.grad(flat, x, grad_outputs=ag.tensor(seed), retain_graph=not last,
                                   allow_unused=True)
-        rows.append(np.zeros(x.shape, dtype=x.dtype) if row is None else row.cpu().numpy())
-    stacked = np.stack(rows) if rows else np.zeros((0,) + tuple(x.shape), dtype=x.dtype)
-    return ag.tensor(stacked.reshape(tuple(out.shape) + tuple(x.shape)), device=x.device)
+        rows.append(np.zeros(x.shape, dtype=x.dtype) if row is None else row.numpy())
+    return ag.tensor(np.stack(rows).reshape(tuple(out.shape) + tuple(x.shape)))
 
 
 def hessian_vector_product(f, x, v):
