@@ -418,7 +418,8 @@ class Rules(Focus):
     DEVICES = ["cpu", "cpu", "cpu", "cuda"]
 
     def scenario(self):
-        forms = [f for f in RULE_FORMS[self.pick(list(RULE_FORMS))] if not (self.smooth and f in SINGULAR_FORMS)]
+        rule = self.pick(list(RULE_FORMS) + ["pow", "pow", "div"])  # pow has the most corners
+        forms = [f for f in RULE_FORMS[rule] if not (self.smooth and f in SINGULAR_FORMS)]
         form = self.pick(forms).replace("N", literal(self.pick(self.numbers)))
         shape, dtype, device = self.pick(self.SCENARIO_SHAPES), self.pick(self.DTYPES), self.pick(self.DEVICES)
         a, b, out = self.new_name("a"), self.new_name("b"), self.new_name("y")
