@@ -21,7 +21,7 @@ import torch
 import reference
 from reference import pieces as seam
 
-from .focus import INF, NAN
+from ..speed import nodes_behind
 
 CASES = {9: 80, 10: 60}  # random cases per graded run (the kata's time budget)
 LONG = "AUTOGRAD_KATAS_FUZZ"
@@ -248,16 +248,6 @@ def torch_capstone():
     return _torch_capstone
 
 
-def _nodes_behind(t):
-    seen, stack = set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is not None and node not in seen:
-            seen.add(node)
-            stack.extend(child for child, _ in node.next_functions)
-    return len(seen)
-
-
 def _raises(action):
     try:
         action()
@@ -327,7 +317,7 @@ def _capstone_case(rng):
         counted = lib is not torch and which == "grads_all_at_once"
         start = reference.graph.Stats.node_calls if counted else 0
         grads = list(f[which](loss, params))
-        once = reference.graph.Stats.node_calls - start <= _nodes_behind(loss) if counted else True
+        once = reference.graph.Stats.node_calls - start <= nodes_behind(loss) if counted else True
         flags = [g.requires_grad for g in grads if hasattr(g, "requires_grad")]
         again = _raises(lambda: lib.autograd.grad(loss, params[:1]))  # the caller's graph is still there
         return grads + [p.grad for p in params] + flags + [once, again]
