@@ -121,7 +121,8 @@ def pow_backward(ctx, grad):
     zero = (base == 0) * 1.0
     # d/dbase is 0 where the exponent is 0, even for an infinite incoming gradient: selected
     grad_base = (grad * 0).where(exponent == 0, grad * exponent * base ** (exponent - 1))
-    grad_exponent = grad * out * (base + zero).log()
+    # ln(0) is replaced only where 0 ** e is finite (e >= 0): 0 ** -1 keeps inf * ln(0) = -inf
+    grad_exponent = grad * out * (base + zero * (exponent >= 0)).log()
     return grad_base, grad_exponent
 
 
@@ -184,7 +185,7 @@ def neg_backward(ctx, grad):
 
 def pow_backward(ctx, grad):
     base, exponent, out = ctx.saved_tensors
-    zero = base == 0
+    zero = (base == 0) * (exponent >= 0) > 0  # 0 ** e finite: its exponent's gradient is 0
     safe = ag.ones_like(base).where(zero, base)
     grad_base = ag.zeros_like(base).where(exponent == 0, grad * exponent * base ** (exponent - 1))
     grad_exponent = ag.zeros_like(out).where(zero, grad * out * safe.log())
