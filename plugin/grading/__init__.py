@@ -16,6 +16,8 @@
     say_once.py      what would repeat under every failure (a hint, an import error) once
     random_cases.py  a failing random case costs its own time, not pytest's traceback of it
     parallel.py      `-n N` runs in one process where workers cannot pay for themselves
+    fuzz/            the differential fuzzer: random programs on torch and on an engine; each
+                     kata's fuzz test (the `fuzz` fixture), run last in its kata
 
 It calls on guards/ (against learner code) and reports/, never the other way round.
 """
