@@ -5,7 +5,7 @@ graded: the kata must not come out done. Correct solutions
 written differently must come out done."""
 import pytest
 
-from kit import RECURSIVE_TOPOSORT, assert_stubs_all_todo, learner_source
+from kit import DEPTH_FIRST_TOPOSORT, RECURSIVE_TOPOSORT, assert_stubs_all_todo, learner_source
 from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_plugin import KAHN
 
@@ -13,36 +13,7 @@ KATA = "03_toposort"
 FILE = "toposort.py"
 HEADER = "def topological_order(roots):\n"
 
-# The lesson's first answer, which most learners write: a depth-first search, post-order,
-# reversed, with an explicit stack. It must come out done (the model solution sorts the nodes
-# newest first instead, for torch's order), and it is the base of most mistakes below.
-DEPTH_FIRST = '''
-_VISITED = set()  # (unused: for the mutant that keeps its set between calls)
-
-
-def topological_order(roots):
-    """Every node reachable from `roots` once, each before the nodes in its next_functions."""
-    visited = set()
-    post_order = []
-    for root in roots:
-        if root is None or root in visited:
-            continue
-        visited.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            node, edges = stack[-1]
-            for child, _ in edges:
-                if child is not None and child not in visited:
-                    visited.add(child)
-                    stack.append((child, iter(child.next_functions)))
-                    break
-            else:  # every child is done: the node is done
-                stack.pop()
-                post_order.append(node)
-    post_order.reverse()
-    return post_order
-'''
-SOURCE = DEPTH_FIRST
+SOURCE = "\n_VISITED = set()  # (unused: for the mutant that keeps its set between calls)\n\n" + DEPTH_FIRST_TOPOSORT
 MODEL = learner_source("toposort")  # newest first, each leaf's AccumulateGrad after its oldest feeder
 
 
@@ -175,7 +146,7 @@ def topological_order(roots):
 '''
 
 VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_STATES,
-            "the lesson's depth-first search": DEPTH_FIRST, "the model solution as a learner's file": MODEL}
+            "the lesson's depth-first search": DEPTH_FIRST_TOPOSORT, "the model solution as a learner's file": MODEL}
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
