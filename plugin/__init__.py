@@ -57,6 +57,8 @@ def pytest_configure(config):
     from .manifest import use_root
 
     _rewrite_only_our_asserts(config)
+    config.addinivalue_line("markers", f"{time_limit.HEAVY}: a kata test on a graph too big for a quadratic piece: "
+                            "it fails at once when the kata's piece ran away or was found quadratic earlier in the run")
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     time_limit.forget()

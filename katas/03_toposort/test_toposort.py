@@ -1,4 +1,5 @@
 """Kata 03 tests: topological_order, graded on graphs built by the engine."""
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -142,6 +143,7 @@ def test_linear_time(ag, growth):
     growth(make, 250)  # 375 and 3,000 nodes: small enough that caches do not blur the growth
 
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_100000_deep_chain(ag):
     piece(ag)([])  # a stub stops here, before the chain is built
     x = ag.tensor([1.0], requires_grad=True)

@@ -1,6 +1,7 @@
 """Kata 06 tests: run_backward, the engine loop, graded through backward() and autograd.grad
 against torch, with node runs counted."""
 import numpy as np
+import pytest
 # torch: imported in the tests, after your code ran (a kata not started never waits for it)
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -477,6 +478,7 @@ def test_the_loop_uses_the_active_order_and_merge(ag):
 # --- depth and growth (last: the slowest) ------------------------------------------------------
 
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_deep_chain(ag):
     poke(ag)
     x = ag.tensor([1.0], requires_grad=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from _pytest.outcomes import Skipped
 
 from ..manifest import ROOT
-from ..guards.time_limit import RUNNING, TRIPPED, RanAway
+from ..guards.time_limit import RUNNING, TRIPPED, RanAway, tb_line, with_lines
 
 TODO = "todo"
 
@@ -77,6 +77,21 @@ def reached_stub(excinfo, learner_paths):
     return excinfo.errisinstance(NotImplementedError) and raised_in(excinfo.value, learner_paths)
 
 
+def give_every_frame_a_line(excinfo):
+    """Before pytest prints a failure: every entry of its traceback, and of the exceptions
+    chained to it, has a line (a time limit that fires on a loop's jump back leaves an entry
+    without one, which pytest's traceback cannot print)."""
+    if excinfo is None or excinfo._excinfo is None:
+        return
+    exc, seen = excinfo.value, set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = with_lines(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+    excinfo._excinfo = (excinfo.type, excinfo.value, excinfo.value.__traceback__)
+    excinfo._traceback = None
+
+
 def _is_machinery(entry):
     path = Path(str(entry.path)).resolve()
     if any(folder in path.parents for folder in _MACHINERY) or path == _CONTEXTLIB:
@@ -127,7 +142,7 @@ def recursion_failure(excinfo):
     tb = excinfo.value.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        key = (code.co_name, code.co_filename, tb.tb_lineno)
+        key = (code.co_name, code.co_filename, tb_line(tb))
         counts[key] = counts.get(key, 0) + 1
         tb = tb.tb_next
     (name, filename, line), repeats = max(counts.items(), key=lambda item: item[1])

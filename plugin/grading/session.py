@@ -169,6 +169,7 @@ class Grading:
     def pytest_runtest_makereport(self, item, call):
         kata = item.stash.get(KATA_KEY, None)
         if kata is not None:
+            outcomes.give_every_frame_a_line(call.excinfo)
             # No "apply this patch to your tests" section from hypothesis: the learner's task
             # is the piece, and the shrunk example is already in the failure.
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)

@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from reference import pieces as seam
 
-from ..guards import cycle_collector, tripwire
+from ..guards import cycle_collector, time_limit, tripwire
 from ..state import SPEED_CACHE_PREFIX
 from .say_once import benchmark_asked
 
@@ -232,6 +232,7 @@ class Growth:
             f"the reference's took {theirs:.0f}x)"
         )
         report_verdict(self.request, verdict)
+        time_limit.found_slow(self.kata, verdict)
         pytest.fail(
             f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
             "per node.",
