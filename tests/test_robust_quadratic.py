@@ -14,37 +14,12 @@ import types
 import pytest
 from _pytest._code import ExceptionInfo
 
-from kit import kata_row, make_checkout, write_learner_file
-
-# The lesson's warning, written as a learner would: an iterative depth-first search that
-# keeps the nodes it has seen in a list (`in` on a list looks at every element).
-VISITED_LIST = '''
-def topological_order(roots):
-    visited, order = [], []
-    for root in roots:
-        if root is None or root in visited:
-            continue
-        stack = [(root, False)]
-        while stack:
-            node, finished = stack.pop()
-            if finished:
-                order.append(node)
-                continue
-            if node in visited:
-                continue
-            visited.append(node)
-            stack.append((node, True))
-            for child, _ in node.next_functions:
-                if child is not None and child not in visited:
-                    stack.append((child, False))
-    order.reverse()
-    return order
-'''
+from kit import VISITED_LIST_TOPOSORT, kata_row, make_checkout, write_learner_file
 
 
 def test_a_quadratic_toposort_is_graded_with_default_options(pytester):
     make_checkout(pytester, katas=["03_toposort", "04_accumulation"])
-    write_learner_file(pytester, "03_toposort", "toposort.py", VISITED_LIST)
+    write_learner_file(pytester, "03_toposort", "toposort.py", VISITED_LIST_TOPOSORT)
     result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=600)
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out, out
