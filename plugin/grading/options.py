@@ -1,4 +1,5 @@
 """Command-line options, grouped under "autograd-katas" in `pytest --help`."""
+import argparse
 import os
 from pathlib import Path
 
@@ -77,6 +78,39 @@ def pytest_addoption(parser):
         help="keep -n's workers even when fewer than two katas are started (the kit runs those "
         "in one process: a kata's tests share a worker, so workers only add their start-up)",
     )
+    group.addoption(
+        "--kata-supervised",
+        action="store_true",
+        default=False,
+        help="grade in a child process under a supervisor (what `katas` does; --kata-report and "
+        "--kata-require-done imply it): a hard time limit per kata (--kata-hard-limit) and a "
+        "memory limit (--kata-memory-limit), a crash costs one kata, and the table, the report "
+        "and the exit status come from the supervisor",
+    )
+    group.addoption(
+        "--kata-in-process",
+        action="store_true",
+        default=False,
+        help="grade in this process even with --kata-report or --kata-require-done (the kit's own "
+        "tests, a debugger): without the supervisor's limits",
+    )
+    group.addoption(
+        "--kata-hard-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="supervised runs: the wall-clock time one kata may take before its process is "
+        "stopped (default: 10 times --kata-timeout, at least 120)",
+    )
+    group.addoption(
+        "--kata-memory-limit",
+        type=int,
+        default=4096,
+        metavar="MB",
+        help="supervised runs: the address space the grading process may use, in MB (default "
+        "4096; 0: no limit)",
+    )
+    group.addoption("--kata-child-fd", type=int, default=None, help=argparse.SUPPRESS)  # the supervisor's pipe
     group.addoption(
         "--kata-learner",
         default=None,

@@ -40,6 +40,8 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
         else:
             tests = "not run"
             speed = f"-  {REMEMBERED}" if kata.slug in cached else "-"
+        if ran(result) and result.crash:  # a supervised run's process died or was stopped here
+            status = "timed out" if result.crash.startswith("timed out") else "crashed"
         rows.append((kata, tests, status, speed, result if ran(result) else None))
 
     width = max(len(k.slug) for k in katas()) if rows else 10

@@ -12,11 +12,12 @@ import sys
 
 # The modules whose functions decide a grade.
 GRADING_MODULES = (
-    "plugin.grading.assembly", "plugin.grading.fixtures", "plugin.grading.graph_view",
+    "plugin.grading.assembly", "plugin.grading.conclusion", "plugin.grading.fixtures", "plugin.grading.graph_view",
     "plugin.grading.hints", "plugin.grading.oracle", "plugin.grading.outcomes",
     "plugin.grading.results", "plugin.grading.session", "plugin.grading.speed",
     "plugin.grading.table", "plugin.guards.integrity", "plugin.guards.partial_runs",
     "plugin.guards.tamper", "plugin.guards.tripwire", "plugin.reports.json_report",
+    "plugin.supervisor.child", "plugin.supervisor.records",
     "reference.pieces",
 )
 

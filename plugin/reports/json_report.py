@@ -112,6 +112,7 @@ def kata_entry(kata, status, result, hints_used, hints_total):
         "partial": bool(ran and result.partial),
         "selection": result.partial if ran else "",
         "file_missing": missing,
+        "crashed": result.crash if ran else "",
         "tests": tests,
     }
 
