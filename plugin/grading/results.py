@@ -95,7 +95,10 @@ class KataResult:
 
     @property
     def partial(self):
-        """Why only part of the kata's tests ran ("" when all did)."""
+        """Why only part of the kata's tests ran ("" when all did, or when its grading crashed:
+        the crash says why the rest did not run)."""
+        if self.crash:
+            return ""
         if self.selection:
             return self.selection
         ran = sum(1 for t in self.tests.values() if not t.speed)

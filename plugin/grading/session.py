@@ -282,6 +282,7 @@ class Grading:
         """What a report tells beyond its outcome: the kata's selection (partial runs), the
         reference pieces the learner's code ran, the grader's functions found replaced."""
         result.selection = result.selection or getattr(report, "kata_selection", "")
+        result.crash = result.crash or getattr(report, "kata_crash", "")  # a worker died (parallel.py)
         result.selected = max(result.selected, getattr(report, "kata_selected", 0))
         for name in getattr(report, "kata_delegated", ()):
             if tripwire.flag(name) not in result.flags:
