@@ -21,6 +21,7 @@ import numpy as np
 
 from reference.solutions.toposort import topological_order
 
+from ..guards import tripwire
 from . import graph_view
 
 
@@ -196,7 +197,7 @@ class Oracle:
         if not pairs:
             return ""
         root = actual["root"]
-        order = topological_order([root])
+        order = tripwire.original(topological_order)([root])  # (the kit's own call: no wire to trip)
         node, sentence = graph_view.locate(
             pairs, actual["records"], expected["records"], order, *_tolerance(dtype)
         )
