@@ -152,3 +152,10 @@ def check_report_path(config):
         raise pytest.UsageError(f"--kata-report {text}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise pytest.UsageError(f"--kata-report {text}: no permission to write in {folder}")
+    from ..reports.json_report import not_a_report
+
+    why = not_a_report(path)
+    if why:
+        raise pytest.UsageError(
+            f"--kata-report {text}: a file is there and {why}: the kit does not write over it; "
+            "give the path of a new file, or of an earlier report")

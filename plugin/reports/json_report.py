@@ -138,11 +138,44 @@ def build(katas, statuses, results, hints_used, hints_total, learner, solution, 
     }
 
 
+MAX_REPORT_BYTES = 16 * 1024 * 1024  # a file this big is no report of the kit's
+
+
+def not_a_report(path):
+    """Why the file at `path` must not be replaced by a report ("" when it may: nothing is
+    there, or an empty file, or a report: the kit's JSON or Gradescope's results.json). A
+    learner's code or notes at a mistyped path are never overwritten."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return ""
+    if not path.is_file():
+        return "it is not a regular file"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REPORT_BYTES + 1)
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if not data.strip():
+        return ""
+    try:
+        document = json.loads(data) if len(data) <= MAX_REPORT_BYTES else None
+    except (ValueError, RecursionError):
+        document = None
+    if isinstance(document, dict) and (document.get("format") == FORMAT or
+                                       isinstance(document.get("tests"), list) and "score" in document):
+        return ""
+    return "it is not a report (the kit's JSON, or Gradescope's results.json)"
+
+
 def write(path, data):
     """Save `data` at `path` atomically (a temporary file beside it, then a rename), creating
     its folders. Returns the learner of the report it replaced when that was someone else's
-    (the path is the user's choice: it is replaced, and the run says so), else None."""
+    (the path is the user's choice: it is replaced, and the run says so), else None. A file
+    there that is not a report is never replaced (OSError)."""
     path = Path(path)
+    why = not_a_report(path)
+    if why:
+        raise OSError(f"{path} is left as it is: {why}")
     path.parent.mkdir(parents=True, exist_ok=True)
     replaced = _learner_of(path)
     write_atomically(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
