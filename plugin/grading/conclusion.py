@@ -46,9 +46,12 @@ def write_report(config, results, cached, hints_used, run_flags):
     outcome (path, the other learner whose report it replaced, error)."""
     path = config.getoption("kata_report")
     shown = katas()
+    # A report counts only what this run graded: a status remembered in pytest's cache (which
+    # anyone can edit) is shown as remembered, never as the kata's status.
     data = json_report.build(
         shown,
-        statuses={k.slug: status_of(results, cached, k) for k in shown},
+        statuses={k.slug: status_of(results, {}, k) for k in shown},
+        remembered={k.slug: str(cached.get(k.slug, "")) for k in shown if k.exists()},
         results=results,
         hints_used={k.slug: hints_used.get(k.slug, 0) for k in shown},
         hints_total={k.slug: len(load_hints(k)) for k in shown},

@@ -82,8 +82,9 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kata_entry(kata, status, result, hints_used, hints_total):
-    """The report's entry of one kata; `result` is None when its tests did not run."""
+def kata_entry(kata, status, result, hints_used, hints_total, remembered=""):
+    """The report's entry of one kata; `result` is None when its tests did not run (then
+    `remembered` is the status an earlier run left in pytest's cache, shown, never counted)."""
     missing = not kata.exists()
     ran = not missing and result is not None and bool(result.tests)
     tests = []
@@ -112,16 +113,22 @@ def kata_entry(kata, status, result, hints_used, hints_total):
         "partial": bool(ran and result.partial),
         "selection": result.partial if ran else "",
         "file_missing": missing,
+        "remembered": "" if ran else (remembered or ""),
         "crashed": result.crash if ran else "",
         "tests": tests,
     }
 
 
-def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None, run_flags=()):
-    """The whole report as a dict (what write() saves). `run_flags` flag the whole run (the
-    grader's own functions replaced); the grading adds them to every kata that ran too."""
+def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None, run_flags=(),
+          remembered=None):
+    """The whole report as a dict (what write() saves). `statuses` are this run's (a kata it
+    did not grade is "not started"); `remembered` the statuses of earlier runs, shown for the
+    katas this run did not grade. `run_flags` flag the whole run (the grader's own functions
+    replaced); the grading adds them to every kata that ran too."""
+    remembered = remembered or {}
     entries = [
-        kata_entry(k, statuses[k.slug], results.get(k.slug), hints_used.get(k.slug, 0), hints_total.get(k.slug, 0))
+        kata_entry(k, statuses[k.slug], results.get(k.slug), hints_used.get(k.slug, 0), hints_total.get(k.slug, 0),
+                   remembered.get(k.slug, ""))
         for k in katas
     ]
     return {
@@ -161,8 +168,8 @@ def not_a_report(path):
         document = json.loads(data) if len(data) <= MAX_REPORT_BYTES else None
     except (ValueError, RecursionError):
         document = None
-    if isinstance(document, dict) and (document.get("format") == FORMAT or
-                                       isinstance(document.get("tests"), list) and "score" in document):
+    if document == {} or isinstance(document, dict) and (
+            document.get("format") == FORMAT or isinstance(document.get("tests"), list) and "score" in document):
         return ""
     return "it is not a report (the kit's JSON, or Gradescope's results.json)"
 

@@ -108,6 +108,8 @@ def _check_entry(entry):
         raise ValueError(f"has flags of kata {name!r} that are not a list of sentences")
     if entry.get("status") == "done" and (entry.get("flags") or entry.get("partial") or entry.get("file_missing")):
         entry["status"] = "in progress"  # never shown as done: the entry says why not
+    if entry.get("ran") is False and entry.get("status") != "not started":
+        entry["status"] = "not started"  # a status remembered from an earlier run counts for nothing
 
 
 def _is_list_of(value, kind):
