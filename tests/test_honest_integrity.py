@@ -168,9 +168,9 @@ def test_a_file_that_replaces_the_graders_functions_flags_the_run(checkout):
     result = checkout.runpytest("--kata", "3", "-p", "no:randomly", "--kata-report", "r.json")
     out = result.stdout.str()
     assert kata_row(result, KATA)[1] == "in progress", out
-    assert "This run is flagged: the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads" in out
+    assert "This run is flagged: the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads" in out
     data = json.loads((checkout.path / "r.json").read_text())
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]
+    assert data["flags"] == ["the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads"]
     assert data["summary"]["done"] == 0
     assert Oracle.check_grads is original  # put back when the run ended
 
@@ -197,4 +197,4 @@ def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeyp
     data = json.loads((checkout.path / "r.json").read_text())
     entry = next(e for e in data["katas"] if e["kata"] == KATA)
     assert "runs the reference's own topological_order" in entry["flags"]
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]
+    assert data["flags"] == ["the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads"]

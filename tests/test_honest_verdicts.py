@@ -3,8 +3,9 @@ what a piece really does, an oracle that learner code cannot talk round, the kit
 anchored, a shared reports folder that cannot hang the scoreboard, a worker that dies."""
 import io
 import json
+import re
 
-from kit import kata_row, make_checkout, write_learner_file
+from kit import kata_row, make_checkout, reference_source, write_learner_file
 
 from plugin.state import STATUS_CACHE_KEY
 
@@ -55,6 +56,61 @@ def test_the_scoreboard_counts_no_kata_a_report_did_not_grade(tmp_path):
     board = io.StringIO()
     assert scoreboard.main([str(tmp_path / "m.json")], out=board, err=io.StringIO()) == 0
     assert " 1/2 " in next(line for line in board.getvalue().splitlines() if line.startswith("Mallory"))
+
+
+# --- 3. the oracle's comparison ------------------------------------------------------------------
+
+SPY = '''
+import sys
+
+import numpy as np
+
+
+def _spy(frame, event, arg):
+    """A profile function: at the grader's comparison, torch's values into the engine's array."""
+    if event == "call" and frame.f_code.co_name == "allclose":
+        ours, theirs = frame.f_locals.get("a"), frame.f_locals.get("b")
+        if isinstance(ours, np.ndarray) and isinstance(theirs, np.ndarray) and ours.shape == theirs.shape:
+            np.copyto(ours, theirs, casting="unsafe")
+
+
+def _watch():
+    if sys.getprofile() is not _spy:
+        sys.setprofile(_spy)
+'''
+
+
+def spying_rules():
+    """The reference's rules, each installing the spy, and mul_backward wrong by construction."""
+    source = reference_source("rules")
+    source = re.sub(r"(def \w+_backward\(ctx, grad\):\n)", r"\1    _watch()\n", source)
+    right = "grad_a = grad * b if"
+    assert right in source and source.count("_watch()") == 11
+    return "from plugin import engine as ag\n" + SPY + source.replace(right, "grad_a = grad * a if")
+
+
+def test_a_profile_function_cannot_rewrite_the_comparison(pytester):
+    make_checkout(pytester, katas=["01_elementwise_rules"])
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", spying_rules())
+    result = pytester.runpytest("-p", "no:randomly", "-k", "not speed", "--kata-in-process")
+    out = result.stdout.str()
+    assert kata_row(result, "01_elementwise_rules")[1] == "in progress", out
+    assert "mul" in out and "differs from torch's" in out, out  # the wrong rule is caught
+    assert "flagged: installs a profile or trace function while graded (sys.setprofile)" in out, out
+
+
+def test_the_oracles_settings_cannot_be_changed_from_a_learner_file(pytester):
+    make_checkout(pytester, katas=["01_elementwise_rules"])
+    widened = ("import numpy as np\nfrom plugin.grading import oracle\n"
+               "oracle.TOLERANCES = {np.dtype(np.float32): (1.0, 1.0), np.dtype(np.float64): (1.0, 1.0)}\n")
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", widened + spying_rules().replace("    _watch()\n", "    pass\n"))
+    result = pytester.runpytest("-p", "no:randomly", "-k", "not speed", "--kata-in-process")
+    out = result.stdout.str()
+    assert kata_row(result, "01_elementwise_rules")[1] == "in progress", out
+    assert "were changed: plugin.grading.oracle.TOLERANCES" in out, out
+    from plugin.grading import oracle
+
+    assert isinstance(oracle.TOLERANCES, type(type.__dict__))  # read-only: no change in place either
 
 
 # --- 6. a worker that dies under -n 2 -------------------------------------------------------------

@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-from ..guards import integrity, interrupts, learner_output, partial_runs, patches, tamper, time_limit, tripwire
+from ..guards import integrity, interrupts, learner_output, partial_runs, patches, tamper, time_limit, tracers, tripwire
 from . import conclusion, outcomes, say_once
 from .hints import HintBook
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
@@ -284,9 +284,10 @@ class Grading:
         result.selection = result.selection or getattr(report, "kata_selection", "")
         result.crash = result.crash or getattr(report, "kata_crash", "")  # a worker died (parallel.py)
         result.selected = max(result.selected, getattr(report, "kata_selected", 0))
-        for name in getattr(report, "kata_delegated", ()):
-            if tripwire.flag(name) not in result.flags:
-                result.flags.append(tripwire.flag(name))
+        found = [tripwire.flag(name) for name in getattr(report, "kata_delegated", ())]
+        if getattr(report, "kata_tracers", None):
+            found.append(tracers.flag(report.kata_tracers))
+        result.flags.extend(flag for flag in dict.fromkeys(found) if flag not in result.flags)
         self.tampered.update(getattr(report, "kata_tampered", ()))
 
     # --- the end of the run ----------------------------------------------------------------

@@ -28,6 +28,7 @@ TESTS_ADVICE = "the kata counts once its test files are the shipped ones"
 PATCH_ADVICE = "the kata counts once its file changes nothing outside itself"
 DELEGATION_ADVICE = "the kata counts once its pieces are your own code, not the reference's"
 TAMPER_ADVICE = "no kata counts in a run whose grader was changed: remove what replaces it and run again"
+TRACER_ADVICE = "the kata counts once its code installs no profile or trace function"
 BY_NAME = ("__import__", "import_module")  # imports by name
 FROM_STRING = ("exec", "eval", "compile")  # code run from a string
 
@@ -140,4 +141,6 @@ def advice(flag):
         return DELEGATION_ADVICE
     if flag.startswith("the grader's own"):
         return TAMPER_ADVICE
+    if flag.startswith("installs a profile"):
+        return TRACER_ADVICE
     return IMPORT_ADVICE
