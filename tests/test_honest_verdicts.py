@@ -113,6 +113,46 @@ def test_the_oracles_settings_cannot_be_changed_from_a_learner_file(pytester):
     assert isinstance(oracle.TOLERANCES, type(type.__dict__))  # read-only: no change in place either
 
 
+# --- 4. learner code that rewrites the kit ---------------------------------------------------------
+
+REWRITER = '''
+import hashlib
+import json
+from pathlib import Path
+
+from plugin import shipped
+
+# When imported: kata 03's tests become two that pass on the stub, and their hashes in the
+# kit's shipped.json follow, so that the next run would find nothing changed.
+tests = Path(__file__).resolve().parent.parent / "03_toposort" / "test_toposort.py"
+tests.write_text("def test_one():\\n    pass\\n\\n\\ndef test_two():\\n    pass\\n")
+record = json.loads(shipped.SHIPPED.read_text())
+record["katas"]["03_toposort"]["tests"]["test_toposort.py"] = shipped.file_hash(tests)
+shipped.SHIPPED.write_text(json.dumps(record))
+
+
+def add_backward(ctx, grad):
+    raise NotImplementedError
+'''
+
+
+def test_learner_code_that_rewrites_the_kits_record_stays_flagged(pytester, monkeypatch, tmp_path):
+    from plugin import shipped
+
+    clone_record = tmp_path / "shipped.json"  # the clone's shipped.json, as learner code finds it
+    clone_record.write_bytes(shipped.SHIPPED.read_bytes())
+    monkeypatch.setattr(shipped, "SHIPPED", clone_record)
+    make_checkout(pytester, katas=["01_elementwise_rules", "03_toposort"])
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", REWRITER)
+    pytester.runpytest("--kata", "1", "--kata-in-process")
+    assert json.loads(clone_record.read_text()) != json.loads(shipped.installed_record_path().read_text())
+    result = pytester.runpytest("--kata", "3", "--kata-in-process", "--kata-report", "r.json")  # the next run
+    out = result.stdout.str()
+    assert kata_row(result, "03_toposort") == ("2/2", "in progress"), out
+    assert "flagged: test files changed: test_toposort.py" in out, out
+    assert "pip install -e . again" in out
+
+
 # --- 6. a worker that dies under -n 2 -------------------------------------------------------------
 
 def test_a_worker_that_dies_costs_the_kata_it_was_running(pytester):

@@ -49,7 +49,7 @@ class Grading:
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
         self._chosen_slugs_cache = None
-        self.shipped = integrity.load_shipped()  # hashes of the shipped test files
+        self.shipped = integrity.anchored()  # hashes of the shipped test files, as installed
         self.collected = {}  # slug -> the kata's items before any deselection
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
