@@ -5,7 +5,8 @@ import io
 import json
 import re
 
-from kit import kata_row, make_checkout, reference_source, write_learner_file
+from kit import VISITED_LIST_TOPOSORT, kata_row, make_checkout, reference_source, row_line, write_learner_file
+from test_plugin import KAHN
 
 from plugin.state import STATUS_CACHE_KEY
 
@@ -56,6 +57,59 @@ def test_the_scoreboard_counts_no_kata_a_report_did_not_grade(tmp_path):
     board = io.StringIO()
     assert scoreboard.main([str(tmp_path / "m.json")], out=board, err=io.StringIO()) == 0
     assert " 1/2 " in next(line for line in board.getvalue().splitlines() if line.startswith("Mallory"))
+
+
+# --- 2. speed verdicts on what a piece really does -----------------------------------------------
+
+CACHING = VISITED_LIST_TOPOSORT.replace("def topological_order(roots):", "def _quadratic(roots):") + '''
+
+_answers = {}  # roots -> the order found for them: every call after the first is a lookup
+
+
+def topological_order(roots):
+    key = tuple(roots)
+    if key not in _answers:
+        _answers[key] = _quadratic(roots)
+    return list(_answers[key])
+'''
+
+HARNESS_DETECTING = KAHN.replace("def topological_order(roots):", "def _linear(roots):") + \
+    VISITED_LIST_TOPOSORT.replace("def topological_order(roots):", "def _quadratic(roots):") + '''
+
+import sys
+
+
+def _timed():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("speed.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def topological_order(roots):
+    return _linear(roots) if _timed() else _quadratic(roots)
+'''
+
+
+def test_a_piece_that_caches_its_answers_gets_the_verdict_of_its_real_work(pytester):
+    make_checkout(pytester, katas=["03_toposort"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", CACHING)
+    result = pytester.runpytest("-p", "no:randomly", "-k", "linear_time", "--kata-in-process")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "looks quadratic" in out, out
+
+
+def test_a_piece_that_knows_it_is_timed_gets_no_verdict(pytester):
+    make_checkout(pytester, katas=["03_toposort"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", HARNESS_DETECTING)
+    result = pytester.runpytest("-p", "no:randomly", "-k", "linear_time or speed", "--kata-in-process")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "flagged: looks at the call stack while it is timed (sys._getframe)" in out, out
+    assert "x reference" not in row_line(result, "03_toposort"), out
 
 
 # --- 3. the oracle's comparison ------------------------------------------------------------------

@@ -132,12 +132,19 @@ def test_linear_time(ag, growth):
     """8x the nodes may cost about 8x the time, not 64x."""
 
     def make(n):
+        """A new graph for each timed call (built before it is timed), and a check of the order."""
         x = ag.tensor([0.5], requires_grad=True)
         y = x
         for _ in range(n // 2):
             y = y * 0.5 + y.tanh()  # a chain where every value is used twice
         roots = [y.grad_fn]
-        return lambda: piece(ag)(roots)
+        count = len(reachable(roots))
+
+        def check(order):
+            assert isinstance(order, list) and len(order) == len(set(order)) == count, (
+                "a timed call returned an order that is not one of its own graph")
+
+        return lambda: piece(ag)(roots), check
 
     piece(ag)([])  # a stub stops here, before the graphs are built
     growth(make, 250)  # 375 and 3,000 nodes: small enough that caches do not blur the growth

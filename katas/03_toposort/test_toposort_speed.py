@@ -10,7 +10,27 @@ def build_graph(ag, n):
     return [y.grad_fn]
 
 
-def test_speed_on_a_deep_graph(speed, ag):
-    roots = build_graph(ag, 20_000)
-    speed(lambda: ag.pieces.active.topological_order(roots))
+def reachable_count(roots):
+    seen, stack = set(), list(roots)
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(child for child, _ in node.next_functions)
+    return len(seen)
 
+
+def test_speed_on_a_deep_graph(speed, ag):
+    def fresh():
+        """A new graph for each timed call (built before it is timed), and a check of the order."""
+        roots = build_graph(ag, 5_000)
+        count = reachable_count(roots)
+
+        def check(order):
+            assert isinstance(order, list) and len(order) == len(set(order)) == count, (
+                "a timed call returned an order that is not one of its own graph")
+            assert order[0] is roots[0], "the root must come first"
+
+        return lambda: ag.pieces.active.topological_order(roots), check
+
+    speed(fresh)

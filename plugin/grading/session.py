@@ -7,7 +7,8 @@ import functools
 
 import pytest
 
-from ..guards import integrity, interrupts, learner_output, partial_runs, patches, tamper, time_limit, tracers, tripwire
+from ..guards import (integrity, interrupts, learner_output, partial_runs, patches, stack_watch, tamper, time_limit,
+                      tracers, tripwire)
 from . import conclusion, outcomes, say_once
 from .hints import HintBook
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
@@ -287,6 +288,8 @@ class Grading:
         found = [tripwire.flag(name) for name in getattr(report, "kata_delegated", ())]
         if getattr(report, "kata_tracers", None):
             found.append(tracers.flag(report.kata_tracers))
+        if getattr(report, "kata_stack_peek", None):  # a speed or growth test (grading/speed.py)
+            found.append(stack_watch.flag(report.kata_stack_peek))
         result.flags.extend(flag for flag in dict.fromkeys(found) if flag not in result.flags)
         self.tampered.update(getattr(report, "kata_tampered", ()))
 

@@ -32,6 +32,7 @@ PATCH_ADVICE = "the kata counts once its file changes nothing outside itself"
 DELEGATION_ADVICE = "the kata counts once its pieces are your own code, not the reference's"
 TAMPER_ADVICE = "no kata counts in a run whose grader was changed: remove what replaces it and run again"
 TRACER_ADVICE = "the kata counts once its code installs no profile or trace function"
+STACK_ADVICE = "the kata counts once its pieces do the same work wherever they are called from"
 BY_NAME = ("__import__", "import_module")  # imports by name
 FROM_STRING = ("exec", "eval", "compile")  # code run from a string
 
@@ -146,4 +147,6 @@ def advice(flag):
         return TAMPER_ADVICE
     if flag.startswith("installs a profile"):
         return TRACER_ADVICE
+    if flag.startswith("looks at the call stack"):
+        return STACK_ADVICE
     return IMPORT_ADVICE
