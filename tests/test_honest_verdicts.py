@@ -93,21 +93,22 @@ def topological_order(roots):
 '''
 
 
-def test_a_piece_that_caches_its_answers_gets_the_verdict_of_its_real_work(pytester):
+def timed_toposort(pytester, source, selection):
+    """Grade a kata 03 of `source`, only its tests in `selection`; the run and its output."""
     make_checkout(pytester, katas=["03_toposort"])
-    write_learner_file(pytester, "03_toposort", "toposort.py", CACHING)
-    result = pytester.runpytest("-p", "no:randomly", "-k", "linear_time", "--kata-in-process")
-    out = result.stdout.str()
-    assert result.ret == 1, out
+    write_learner_file(pytester, "03_toposort", "toposort.py", source)
+    result = pytester.runpytest("-p", "no:randomly", "-k", selection, "--kata-in-process")
+    assert result.ret == 1, result.stdout.str()
+    return result, result.stdout.str()
+
+
+def test_a_piece_that_caches_its_answers_gets_the_verdict_of_its_real_work(pytester):
+    _, out = timed_toposort(pytester, CACHING, "linear_time")
     assert "looks quadratic" in out, out
 
 
 def test_a_piece_that_knows_it_is_timed_gets_no_verdict(pytester):
-    make_checkout(pytester, katas=["03_toposort"])
-    write_learner_file(pytester, "03_toposort", "toposort.py", HARNESS_DETECTING)
-    result = pytester.runpytest("-p", "no:randomly", "-k", "linear_time or speed", "--kata-in-process")
-    out = result.stdout.str()
-    assert result.ret == 1, out
+    result, out = timed_toposort(pytester, HARNESS_DETECTING, "linear_time or speed")
     assert "flagged: looks at the call stack while it is timed (sys._getframe)" in out, out
     assert "x reference" not in row_line(result, "03_toposort"), out
 
