@@ -57,7 +57,7 @@ def pytest_configure(config):
     from .grading.assembly import forget_learner_modules
     from .grading.say_once import ignore_benchmark_warnings
     from .grading.session import Grading
-    from .guards import cycle_collector, interrupts, patches, time_limit
+    from .guards import cycle_collector, interrupts, patches, time_limit, tripwire
     from .guards.report_checks import RunChecks
     from .manifest import use_root
     from .supervisor import child
@@ -68,6 +68,7 @@ def pytest_configure(config):
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     time_limit.forget()
+    tripwire.forget()
     patches.forget()
     pieces.restore_reference()
     apply_cuda_option(config)

@@ -39,7 +39,7 @@ REFERENCE_DIR = Path(seam.__file__).resolve().parent
 # A quadratic piece grows about `factor` (8) times faster than a linear one: 3 is far from both.
 RELATIVE_GROWTH_LIMIT = 3
 GROWTH_ATTEMPTS = 3  # measurements (best times pooled) before a growth verdict fails
-SAMPLE_S = 0.01  # each timed sample lasts at least this long (timer and scheduler noise)
+SAMPLE_S = 0.001  # each timed sample lasts at least this long (the thread clock's resolution, noise)
 
 
 class _CollectorPaused(cycle_collector.paused):
@@ -226,7 +226,9 @@ class Speed:
         return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
 
 
-MIN_PAIRS, MAX_PAIRS = 5, 15
+# Pairs of samples: each sample is built afresh (a new graph costs more than sorting it), so
+# few, and the best of each side taken.
+MIN_PAIRS, MAX_PAIRS = 5, 7
 MAX_REPEATS = 16
 
 

@@ -38,6 +38,12 @@ def take():
     return names
 
 
+def forget():
+    """A new run (or a new checkout in the kit's own tests): which files are the learner's is
+    found afresh."""
+    _kinds.clear()
+
+
 def flag(name):
     """The integrity flag of a kata whose learner code ran the reference's own `name`."""
     return f"runs the reference's own {name}"
@@ -50,10 +56,12 @@ WIRE_GLOBAL = "__kata_wire__"  # the name the trampolines call, in each solution
 
 
 def _solution_modules(kata):
-    """The model-solution modules of `kata`, and of every kata of pieces for the capstone."""
-    from ..manifest import ALL_KATAS
+    """The model-solution modules of `kata`, and of every kata of pieces in the checkout for
+    the capstone (whose pieces the learner's replace: a kata that is not there keeps the
+    reference's, which the engine runs for the learner's code, as it should)."""
+    from ..manifest import katas
 
-    chosen = [k for k in ALL_KATAS if k.pieces] + [kata] if kata.whole_engine else [kata]
+    chosen = [k for k in katas() if k.pieces] + [kata] if kata.whole_engine else [kata]
     modules = []
     for k in chosen:
         for name in {seam.REFERENCE[p].__module__ for p in k.pieces if p in seam.REFERENCE} or {
@@ -79,6 +87,18 @@ def _functions_of(module):
 
 # --- the wires ------------------------------------------------------------------------------------
 
+_shadows = {}  # id of a solution module's globals -> the same names, its functions as copies
+
+
+def _shadow(module_globals):
+    """The globals the unwired copies run in: the module's, with each of its wired functions
+    replaced by its copy, so that a copy calling a helper calls the helper's copy (the kit's
+    own timings must not pay for a wire, nor trip one)."""
+    if id(module_globals) not in _shadows:
+        _shadows[id(module_globals)] = dict(module_globals)
+    return _shadows[id(module_globals)]
+
+
 class _Wire:
     """One wired function: its original code, an unwired copy (what the trampoline and the
     kit's own timings run), and the trampoline's code."""
@@ -86,8 +106,11 @@ class _Wire:
     def __init__(self, label, function, key):
         self.label, self.function = label, function
         self.original = function.__code__
-        self.copy = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+        shadow = _shadow(function.__globals__)
+        self.copy = types.FunctionType(function.__code__, shadow, function.__name__,
                                        function.__defaults__, function.__closure__)
+        if "." not in label:
+            shadow[label] = self.copy
         self.copy.__kwdefaults__ = function.__kwdefaults__
         self.copy.__qualname__ = function.__qualname__
         namespace = {}
@@ -103,7 +126,13 @@ class _Wire:
 _wires = {}  # id of a wired function -> its _Wire (made once per function)
 _by_key = []  # key -> _Wire
 _armed = []  # the _Wires in force now
-_kata_functions = {}  # kata slug -> [(label, function)] it wires
+_kata_functions = {}  # (kata slug, the katas present for the capstone) -> [(label, function)] it wires
+
+
+def _present():
+    from ..manifest import katas
+
+    return tuple(k.slug for k in katas())
 
 
 def _wire_for(label, function):
@@ -119,6 +148,7 @@ def _through_the_wire(key, args, kwargs):
     wire = _by_key[key]
     if _armed and _called_by_learner(sys._getframe(2)):
         _tripped.append(wire.label)
+
     return wire.copy(*args, **kwargs)
 
 
@@ -128,17 +158,34 @@ _LIBRARIES = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib
 _GUARDS = ("guarded", "breaker")  # the grader's wrappers around a learner piece (outcomes, time_limit)
 
 
+_PASS, _KIT, _LEARNER, _OTHER = range(4)
+_kinds = {}  # a code object's file -> what its frames are, found once
+
+
+def _kind(filename):
+    kind = _kinds.get(filename)
+    if kind is None:
+        from ..manifest import learner_file_paths
+
+        if filename.startswith(_PLUGIN_DIR):
+            kind = _KIT
+        elif filename.startswith((_REFERENCE_DIR, "<frozen", *_LIBRARIES)):
+            kind = _PASS
+        else:
+            kind = _LEARNER if Path(filename).resolve() in learner_file_paths() else _OTHER
+        _kinds[filename] = kind
+    return kind
+
+
 def _called_by_learner(frame):
     """Whether the code that called a wired function (`frame` and the frames above it) is
     the learner's (see the module's docstring)."""
-    from ..manifest import learner_file_paths
-
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename.startswith(_PLUGIN_DIR):  # the kit's own call, unless through a piece's wrapper
+        kind = _kind(frame.f_code.co_filename)
+        if kind == _KIT:  # the kit's own call, unless through its wrapper around a learner piece
             return frame.f_code.co_name in _GUARDS
-        if not filename.startswith((_REFERENCE_DIR, "<frozen", *_LIBRARIES)):
-            return Path(filename).resolve() in learner_file_paths()
+        if kind != _PASS:
+            return kind == _LEARNER
         frame = frame.f_back
     return True  # only the engine and libraries above it: a thread that the learner's code started
 
@@ -150,9 +197,10 @@ def armed(kata, solution):
     if solution != "learner" or kata is None:
         yield
         return
-    if kata.slug not in _kata_functions:
-        _kata_functions[kata.slug] = [pair for module in _solution_modules(kata) for pair in _functions_of(module)]
-    wires = [_wire_for(label, f) for label, f in _kata_functions[kata.slug]]
+    key = (kata.slug, kata.whole_engine and _present())
+    if key not in _kata_functions:
+        _kata_functions[key] = [pair for module in _solution_modules(kata) for pair in _functions_of(module)]
+    wires = [_wire_for(label, f) for label, f in _kata_functions[key]]
     for wire in wires:
         wire.function.__code__ = wire.trampoline
     _armed.extend(wires)
@@ -175,9 +223,27 @@ def note_if_reference(name, piece):
 
 
 def original(function):
-    """The unwired copy of a reference function while it is wired, else the function itself."""
+    """The unwired copy of a reference function while it is wired, else the function itself;
+    for a class with wired methods (SavedTensors), a subclass whose methods are the copies."""
+    if inspect.isclass(function):
+        return _unwired_class(function) if _armed else function
     wire = _wires.get(id(function))
     return wire.copy if wire is not None and wire.function is function and _armed else function
+
+
+_classes = {}  # id of a class with wired methods -> (the class, its unwired subclass)
+
+
+def _unwired_class(cls):
+    copies = {name: _wires[id(member)].copy for name, member in vars(cls).items()
+              if inspect.isfunction(member) and id(member) in _wires and _wires[id(member)].function is member}
+    if not copies:
+        return cls
+    known = _classes.get(id(cls))
+    if known is None or known[0] is not cls:
+        known = _classes[id(cls)] = (cls, type(cls.__name__, (cls,), {**copies, "__module__": cls.__module__,
+                                                                      "__qualname__": cls.__qualname__}))
+    return known[1]
 
 
 def unwired(names):
