@@ -790,12 +790,20 @@ SelectBackward0 = NodeKind("SelectBackward0", "getitem_backward")  # with intege
 SliceBackward0 = NodeKind("SliceBackward0", "getitem_backward")  # anything else: slices, ...
 
 
+def _is_index_array(part):
+    """An index part that picks many elements: a list, an integer or bool tensor that is not
+    0-d, or an array: numpy's, or a GPU's (the engine's own rules index with the arrays they
+    kept, such as index_put's backward on a GPU)."""
+    if isinstance(part, Tensor):
+        return not _is_integer_scalar(part)
+    return isinstance(part, list) or (hasattr(part, "shape") and not isinstance(part, np.generic))
+
+
 def _index_kind(index):
     """The node of x[index], from the index as given (tensors, lists, numbers, slices)."""
     parts = index if isinstance(index, tuple) else (index,)
-    for part in parts:
-        if isinstance(part, (np.ndarray, list)) or (isinstance(part, Tensor) and not _is_integer_scalar(part)):
-            return IndexBackward0
+    if any(_is_index_array(part) for part in parts):
+        return IndexBackward0
     # torch makes one node per part that does something (a full `:` or `...` does nothing);
     # the last one names the result: x[1:, 0] is a SelectBackward0, x[0, 1:] a SliceBackward0.
     for part in reversed(parts):
@@ -834,6 +842,7 @@ def _index_tensors(given, index):
     changing one in place is noticed), new ones for lists and arrays."""
     given = given if isinstance(given, tuple) else (given,)
     index = index if isinstance(index, tuple) else (index,)
+    # (A GPU array comes only from the engine's own rules, which never change it: not saved.)
     return [part if isinstance(part, Tensor) else Tensor(np.asarray(array))
             for part, array in zip(given, index)
             if isinstance(part, (Tensor, list, np.ndarray)) and not _is_integer_scalar(part)]

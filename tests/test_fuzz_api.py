@@ -1,4 +1,4 @@
-"""The differential fuzzer (tests/fuzz_api.py): random programs against the public API, on
+"""The differential fuzzer (plugin/grading/fuzz/api.py): random programs against the public API, on
 torch and on the reference, must show a user the same things.
 
 CI runs a fixed set of programs (derandomized, so a run is repeatable). The long mode searches
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import reference
 import torch
-from fuzz_api import Builder, Engine, Program, Step, differences
+from plugin.grading.fuzz.api import Builder, Engine, Program, Step, differences
 
 LONG = os.environ.get("AUTOGRAD_KATAS_FUZZ") == "long"
 MAX_STEPS = 12

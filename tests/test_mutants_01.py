@@ -119,8 +119,10 @@ def neg_backward(ctx, grad):
 def pow_backward(ctx, grad):
     base, exponent, out = ctx.saved_tensors
     zero = (base == 0) * 1.0
-    grad_base = grad * exponent * (base + zero) ** (exponent - 1) * (1 - zero * (exponent != 1))
-    grad_exponent = grad * out * (base + zero).log()
+    # d/dbase is 0 where the exponent is 0, even for an infinite incoming gradient: selected
+    grad_base = (grad * 0).where(exponent == 0, grad * exponent * base ** (exponent - 1))
+    # ln(0) is replaced only where 0 ** e is finite (e >= 0): 0 ** -1 keeps inf * ln(0) = -inf
+    grad_exponent = grad * out * (base + zero * (exponent >= 0)).log()
     return grad_base, grad_exponent
 
 
@@ -146,7 +148,7 @@ def tanh_backward(ctx, grad):
 
 def relu_backward(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * (out > 0),)
+    return ((out - out).where(out <= 0, grad),)
 '''
 
 # Correct, and written with the engine's where() and the needs_input_grad shortcut everywhere.
@@ -183,7 +185,7 @@ def neg_backward(ctx, grad):
 
 def pow_backward(ctx, grad):
     base, exponent, out = ctx.saved_tensors
-    zero = base == 0
+    zero = (base == 0) * (exponent >= 0) > 0  # 0 ** e finite: its exponent's gradient is 0
     safe = ag.ones_like(base).where(zero, base)
     grad_base = ag.zeros_like(base).where(exponent == 0, grad * exponent * base ** (exponent - 1))
     grad_exponent = ag.zeros_like(out).where(zero, grad * out * safe.log())
@@ -205,12 +207,12 @@ def sigmoid_backward(ctx, grad):
 
 def tanh_backward(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad - grad * out ** 2,)
+    return (grad * (1 - out ** 2),)
 
 
 def relu_backward(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad.where(out > 0, ag.zeros_like(grad)),)
+    return ((out * 0).where(out <= 0, grad),)
 '''
 
 VARIANTS = {"derivatives from formulas": DERIVATIVES_FROM_FORMULAS, "with where": WITH_WHERE}

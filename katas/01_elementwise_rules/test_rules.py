@@ -322,3 +322,12 @@ def test_float32_stays_float32_in_the_middle_of_a_graph(oracle, ag, device):
         return (grad_a * h).relu()
 
     check_on(device, oracle, ag, net, op="every rule, float32, to second order", a=a, b=b)
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs drawn for your rules (edge values such as 0, -0.0, inf, nan, 1e30 and
+    subnormals; first and second derivatives; changes in place between two backward passes),
+    run on your engine and on torch. A failure shows the shortest program that still differs."""
+    fuzz.check()

@@ -572,3 +572,14 @@ def test_a_small_network_on_the_gpu(ag):
         return (h.transpose(0, 1).reshape(3, 10) * top.reshape(6).mean()).mean(dim=(0, -1)).sum()
 
     check_grads_on_gpu(ag, net, op="a small network through every piece, float32", x=x, w=w, b=b)
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs drawn for your shape rules (broadcasting against size-1, missing and
+    empty dimensions, reductions over several dims and ties, views and copies whose gradients
+    arrive non-contiguous, matmul's 1-D and batched cases, indexes that repeat, gradients
+    changed in place afterwards), on your engine and on torch. A failure shows the shortest
+    program that still differs."""
+    fuzz.check()

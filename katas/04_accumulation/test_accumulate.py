@@ -424,3 +424,13 @@ def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
         assert str(second.device) == "cuda:0"
         np.testing.assert_allclose(second.cpu().numpy(), 3 * 6 * X, rtol=1e-10,
                                    err_msg="the derivative of x.grad.sum() after three create_graph passes")
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs for your accumulation (fan-out, several passes, create_graph passes,
+    hand-set, zeroed and None gradients, a .grad held under another name or saved by another
+    graph, zero and negative-zero gradients, empty tensors, both devices), on your engine and on
+    torch. A failure shows the shortest program that still differs."""
+    fuzz.check()

@@ -525,3 +525,13 @@ def test_linear_time(ag, growth):
 
     poke(ag)  # a stub stops here, before the graphs are built
     growth(make, 1000)  # 1,500 and 12,000 nodes: big enough that a search per node shows
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs for your loop (graphs with fan-out and several roots, hooks that change,
+    replace or remove themselves, retain_grad, inputs=, autograd.grad, zero and empty
+    gradients), on your engine and on torch. A failure shows the shortest program that still
+    differs."""
+    fuzz.check()

@@ -430,3 +430,13 @@ def test_a_second_derivative_through_a_saved_output(ag, oracle):
         return g, gg
 
     oracle.compare(second, x=np.array([0.5, -1.0]))
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs for your saved tensors (passes with and without retain_graph, a second
+    pass after a freed one, changes in place before and between passes, create_graph), on
+    your engine and on torch: the same results and the same errors. A failure shows the
+    shortest program that still differs."""
+    fuzz.check()

@@ -351,3 +351,13 @@ def test_a_second_derivative_across_a_move(ag, backend):
     assert str(gg.device) == "cuda:0", f"x lives on cuda:0, its second derivative arrived on {gg.device}"
     np.testing.assert_allclose(host(g), tg.detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(host(gg), tgg.numpy(), rtol=1e-10)
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs for your devices (device strings torch accepts or refuses, devices from
+    a type and an index, compared and printed, tensors moved between cpu, cuda and cuda:1,
+    operations that mix devices, gradients flowing back across moves), on your engine and on
+    torch. A failure shows the shortest program that still differs."""
+    fuzz.check()

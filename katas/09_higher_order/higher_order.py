@@ -23,6 +23,8 @@ def jacobian(f, x):
       (`ag.autograd.grad(out, x, grad_outputs=one_hot, retain_graph=True)`): the graph is
       reused, so every call but the last must retain it.
     - Leave the caller's `x` as it was: no `.grad` on it afterwards.
+    - If f's output does not depend on x (a constant, or a function of other tensors only),
+      the Jacobian is zeros, as torch's, not an error.
     """
     raise NotImplementedError("jacobian: see katas/09_higher_order/README.md")
 
@@ -36,7 +38,8 @@ def hessian_vector_product(f, x, v):
       as `torch.autograd.functional.hvp(f, x, v)[1]`.
     - Differentiate the gradient: the first `ag.autograd.grad` needs `create_graph=True`.
     - If f is linear in x, its gradient does not depend on x (it has no graph, or one that does
-      not reach x): the product is zeros, as torch's, not an error.
+      not reach x): the product is zeros, as torch's, not an error. So it is when f does not
+      depend on x at all (a constant, or a function of other tensors only).
     """
     raise NotImplementedError("hessian_vector_product: see katas/09_higher_order/README.md")
 

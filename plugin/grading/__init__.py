@@ -19,6 +19,8 @@
     random_cases.py  a failing random case costs its own time, not pytest's traceback of it
     parallel.py      `-n N` runs in one process where workers cannot pay for themselves; a
                      kata's tests share a worker, and a worker that dies costs that kata only
+    fuzz/            the differential fuzzer: random programs on torch and on an engine; each
+                     kata's fuzz test (the `fuzz` fixture), run last in its kata
 
 It calls on guards/ (against learner code) and reports/, never the other way round.
 """

@@ -38,6 +38,7 @@ def _todo_repr(excinfo):
     return outcomes.todo_reason(excinfo)
 HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
+FUZZ_FIXTURE = "fuzz"
 
 
 class Grading:
@@ -155,14 +156,15 @@ class Grading:
 
     @staticmethod
     def _speed_tests_last(items):
-        """Within each kata, speed tests run after the correctness tests (they wait for them)."""
+        """Within each kata, the fuzz test runs after the correctness tests and the speed
+        tests after it (each waits for the tests before it)."""
         first_seen = {}
         keyed = []
         for index, item in enumerate(items):
             kata = item.stash.get(KATA_KEY, None)
             group = first_seen.setdefault(kata.slug if kata else index, index)
-            is_speed = _is_speed_test(item)
-            keyed.append(((group, is_speed, index), item))
+            rank = 2 if _is_speed_test(item) else 1 if FUZZ_FIXTURE in getattr(item, "fixturenames", ()) else 0
+            keyed.append(((group, rank, index), item))
         return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
 
     # --- reports ---------------------------------------------------------------------------

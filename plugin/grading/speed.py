@@ -342,3 +342,19 @@ class NodeRuns:
 
 def count_node_runs():
     return NodeRuns()
+
+
+def graph_nodes(tensor):
+    """The nodes of the graph behind `tensor`."""
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(child for child, _ in node.next_functions)
+    return seen
+
+
+def nodes_behind(tensor):
+    """How many nodes the graph behind `tensor` has: what one pass runs at most."""
+    return len(graph_nodes(tensor))
