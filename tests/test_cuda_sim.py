@@ -115,3 +115,23 @@ def test_indexing_a_gpu_tensor_with_a_gpu_index_tensor_matches_the_cpu():
     assert results["cuda"][0] == results["cpu"][0] == "IndexBackward0"
     np.testing.assert_array_equal(results["cuda"][1], values[[0, 0, 1]])
     np.testing.assert_array_equal(results["cuda"][2], results["cpu"][2])
+
+
+def test_second_derivatives_through_a_gpu_index_match_torch():
+    # index_put's backward reads its gradient back with the index it kept: on the GPU a device
+    # array, which the engine once took for a slice ("truth value of an array ... ambiguous")
+    import torch
+
+    values = np.array([[1.0, 3.0], [4.0, 2.0]])
+
+    def second(lib, device):
+        x = lib.tensor(values, requires_grad=True, device=device)
+        y = x[lib.tensor([0, 0, 1], device=device)]
+        (g,) = lib.autograd.grad((y * y * y).sum(), [x], create_graph=True)
+        (g * g).sum().backward()
+        return g.detach().cpu().numpy(), x.grad.cpu().numpy()
+
+    expected = second(torch, "cpu")
+    for got in (second(ag, "cpu"), second(ag, "cuda")):
+        np.testing.assert_allclose(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1])

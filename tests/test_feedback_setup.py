@@ -96,6 +96,7 @@ def test_the_readme_sets_up_a_venv_and_the_cpu_build_of_torch():
     minimum = re.search(r'requires-python = ">=(\d+\.\d+)"', pyproject).group(1)
     assert f"Python {minimum} or newer" in readme
     setup = readme[readme.index("```bash"):]
-    venv = setup.index("python3 -m venv .venv")
-    cpu_torch = setup.index("pip install torch --index-url https://download.pytorch.org/whl/cpu")
-    assert venv < cpu_torch < setup.index("pip install -e .")
+    install = next(line for line in setup.splitlines() if "pip install" in line)
+    # One command: the venv first, then the kit with torch's CPU build from torch's own index.
+    assert install.index("python3 -m venv .venv") < install.index("pip install -e .")
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in install

@@ -37,14 +37,14 @@ def mean_backward(ctx, grad):
     count = 1
     for axis in ctx.dim:
         count *= ctx.input_shapes[0][axis]
-    return (_back_to_input_shape(ctx, grad) * (1.0 / count),)
+    return (_back_to_input_shape(ctx, grad) / count,)  # count may be 0 (an empty dim): no Python division
 
 
 def max_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     if ctx.dim is None:
         x, out = ctx.saved_tensors
-        winners = x == out
+        winners = x == out if out.item() == out.item() else x != x  # nan: the nans win
         return (winners * (grad / winners.sum().item()),)
     positions = ctx.indices.cpu().numpy()  # an index, not a gradient: numpy is fine
     if ctx.keepdim:
@@ -56,7 +56,7 @@ def max_backward(ctx, grad):
 
 
 def reshape_backward(ctx, grad):
-    return (grad.view(ctx.input_shapes[0]),)
+    return (grad.reshape(tuple(ctx.input_shapes[0])),)  # not view: the gradient may come non-contiguous
 
 
 def transpose_backward(ctx, grad):
@@ -80,7 +80,9 @@ def matmul_backward(ctx, grad):
 def getitem_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     size = int(np.prod(shape))
-    read = np.arange(size).reshape(shape)[ctx.index].reshape(-1)  # flat position of each read
+    # the flat position of each read, from positions made on the gradient's device (an index
+    # tensor may live there too)
+    read = ag.arange(size, device=grad.device).reshape(shape)[ctx.index].cpu().numpy().reshape(-1)
     reads = np.zeros((read.size, size), dtype=grad.dtype)
     reads[np.arange(read.size), read] = 1
     return ((grad.reshape(1, read.size) @ ag.tensor(reads, device=grad.device)).reshape(shape),)

@@ -18,12 +18,12 @@ def _size(shape):
 
 def make_root_grads(outputs, grad_outputs):
     given = [None] * len(outputs) if grad_outputs is None else list(grad_outputs)
-    if len(given) < len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(given)} gradients")
     seeds = []
-    for i in range(len(outputs)):
+    for i in range(min(len(outputs), len(given))):
         out, g = outputs[i], given[i]
         if g is not None:
+            if not isinstance(g, ag.Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {_size(g.shape)} "
@@ -36,6 +36,8 @@ def make_root_grads(outputs, grad_outputs):
             seeds.append(ag.ones_like(out))
         else:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if len(given) < len(outputs):  # after the seeds, in torch's order
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(given)} gradients")
     bad = next((i for i, out in enumerate(outputs) if not out.requires_grad), None)
     if bad is not None:
         raise RuntimeError(f"element {bad} of tensors does not require grad and does not have a grad_fn")

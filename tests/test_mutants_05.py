@@ -105,6 +105,8 @@ def _seed(i, out, g):
         if out.requires_grad and out.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         return out.new_ones(tuple(out.shape))
+    if not isinstance(g, ag.Tensor):
+        raise TypeError("gradients can be either Tensors or None, but got %s" % type(g).__name__)
     if tuple(g.shape) != tuple(out.shape):
         raise RuntimeError("Mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a shape of %s."
                            % (i, _words(g.shape), i, _words(out.shape)))

@@ -23,6 +23,8 @@ from plugin import engine as ag
 def jacobian(f, x):
     x = x.detach().requires_grad_(True)
     out = f(x)
+    if not out.requires_grad:  # a constant f
+        return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype)
     rows = []
     for i in range(out.numel()):
         seed = ag.tensor(np.eye(out.numel(), dtype=np.dtype(str(out.dtype)))[i])
@@ -34,7 +36,12 @@ def jacobian(f, x):
 
 def hessian_vector_product(f, x, v):
     x = x.detach().requires_grad_(True)
-    (g,) = ag.autograd.grad(f(x), [x], create_graph=True)
+    out = f(x)
+    if not out.requires_grad:  # a constant f
+        return ag.zeros_like(x)
+    (g,) = ag.autograd.grad(out, [x], create_graph=True, allow_unused=True)
+    if g is None:  # f does not use x
+        return ag.zeros_like(x)
     dot = (g * v).sum()
     if not dot.requires_grad:
         return ag.zeros_like(x)
@@ -66,8 +73,12 @@ FINITE_DIFFERENCES = '''    x = x.detach()
 '''
 
 HVP_BODY = '''    x = x.detach().requires_grad_()
-    (g,) = ag.autograd.grad(f(x), x, create_graph=True)  # g has a graph: it can be differentiated
-    if not g.requires_grad:  # a constant gradient (f linear in x): no second derivative
+    out = f(x)
+    if not out.requires_grad:  # f depends on nothing that requires grad (a constant)
+        return ag.zeros_like(x)
+    # g has a graph: it can be differentiated. allow_unused: f may not depend on x at all
+    (g,) = ag.autograd.grad(out, x, create_graph=True, allow_unused=True)
+    if g is None or not g.requires_grad:  # no x in f, or a constant gradient (f linear in x)
         return ag.zeros_like(x)
     # allow_unused: g may have a graph that does not reach x (f = (x * w).sum(), w a weight)
     (hv,) = ag.autograd.grad(g, x, grad_outputs=v, allow_unused=True)
@@ -76,8 +87,11 @@ HVP_BODY = '''    x = x.detach().requires_grad_()
 
 # Gradients through backward() and .grad: right values, but f's weights collect a .grad.
 HVP_BY_BACKWARD = '''    x = x.detach().requires_grad_()
-    (g,) = ag.autograd.grad(f(x), x, create_graph=True)
-    if not g.requires_grad:
+    out = f(x)
+    if not out.requires_grad:
+        return ag.zeros_like(x)
+    (g,) = ag.autograd.grad(out, x, create_graph=True, allow_unused=True)
+    if g is None or not g.requires_grad:
         return ag.zeros_like(x)
     g.backward(v)
     return ag.zeros_like(x) if x.grad is None else x.grad
@@ -132,7 +146,8 @@ MUTANTS = [
     Mutant("hvp: finite differences instead of a second derivative",
            HVP_BODY, FINITE_DIFFERENCES, expect="an approximation such as finite differences"),
     Mutant("hvp: no create_graph on the first gradient",
-           "(g,) = ag.autograd.grad(f(x), x, create_graph=True)", "(g,) = ag.autograd.grad(f(x), x)",
+           "(g,) = ag.autograd.grad(out, x, create_graph=True, allow_unused=True)",
+           "(g,) = ag.autograd.grad(out, x, allow_unused=True)",
            expect="the first autograd.grad needs create_graph=True"),
     Mutant("hvp: raises for a constant gradient",
            HVP_BODY,
@@ -152,8 +167,8 @@ MUTANTS = [
            "    return ag.zeros_like(x) if hv is None else ag.tensor(hv.numpy().astype(np.float64))",
            expect="must be float32"),
     Mutant("hvp: works on the caller's x",
-           "    x = x.detach().requires_grad_()\n    (g,) = ag.autograd.grad(f(x), x, create_graph=True)  #",
-           "    x = x.requires_grad_()\n    (g,) = ag.autograd.grad(f(x), x, create_graph=True)  #",
+           "    x = x.detach().requires_grad_()\n    out = f(x)\n    if not out.requires_grad:  # f depends",
+           "    x = x.requires_grad_()\n    out = f(x)\n    if not out.requires_grad:  # f depends",
            expect="never on the caller's tensor"),
     Mutant("hvp: the second gradient through backward() and .grad", HVP_BODY, HVP_BY_BACKWARD,
            expect="left a .grad on f's weight"),

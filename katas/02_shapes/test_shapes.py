@@ -225,6 +225,12 @@ def test_max_of_everything_shares_ties_evenly(oracle):
         oracle.check_grads(lambda lib, x: x.max() * 2.0, op="x.max() * 2 with a three-way tie", x=x)
 
 
+def test_max_of_everything_with_a_nan_sends_the_gradient_to_the_nans(oracle):
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 3.0, -1.0]])
+    with hint("a nan makes x.max() nan, and nan == nan is False: torch shares the gradient between the nan elements (x != x)"):
+        oracle.check_grads(lambda lib, x: x.max() * 2.0, op="x.max() * 2 of an x with two nans", x=x)
+
+
 @st.composite
 def max_along_dim_cases(draw):
     x = draw(distinct_values(min_dims=1))
@@ -572,3 +578,14 @@ def test_a_small_network_on_the_gpu(ag):
         return (h.transpose(0, 1).reshape(3, 10) * top.reshape(6).mean()).mean(dim=(0, -1)).sum()
 
     check_grads_on_gpu(ag, net, op="a small network through every piece, float32", x=x, w=w, b=b)
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random programs drawn for your shape rules (broadcasting against size-1, missing and
+    empty dimensions, reductions over several dims and ties, views and copies whose gradients
+    arrive non-contiguous, matmul's 1-D and batched cases, indexes that repeat, gradients
+    changed in place afterwards), on your engine and on torch. A failure shows the shortest
+    program that still differs."""
+    fuzz.check()

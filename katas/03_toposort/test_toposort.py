@@ -1,7 +1,9 @@
 """Kata 03 tests: topological_order, graded on graphs built by the engine."""
+import sys
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 
 
 def piece(ag):
@@ -129,17 +131,25 @@ def test_linear_time(ag, growth):
     """8x the nodes may cost about 8x the time, not 64x."""
 
     def make(n):
+        """A new graph for each timed call (built before it is timed), and a check of the order."""
         x = ag.tensor([0.5], requires_grad=True)
         y = x
         for _ in range(n // 2):
             y = y * 0.5 + y.tanh()  # a chain where every value is used twice
         roots = [y.grad_fn]
-        return lambda: piece(ag)(roots)
+        count = len(reachable(roots))
+
+        def check(order):
+            assert isinstance(order, list) and len(order) == len(set(order)) == count, (
+                "a timed call returned an order that is not one of its own graph")
+
+        return lambda: piece(ag)(roots), check
 
     piece(ag)([])  # a stub stops here, before the graphs are built
     growth(make, 250)  # 375 and 3,000 nodes: small enough that caches do not blur the growth
 
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_100000_deep_chain(ag):
     piece(ag)([])  # a stub stops here, before the chain is built
     x = ag.tensor([1.0], requires_grad=True)
@@ -147,7 +157,14 @@ def test_a_100000_deep_chain(ag):
     for _ in range(100_000):
         y = y * 1.0
     roots = [y.grad_fn]
-    order = piece(ag)(roots)
+    # Python's own recursion limit, whatever a file set when it was imported: a recursive
+    # walk that raised the limit for this chain fails on the next, deeper one.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(min(limit, 1_000))
+    try:
+        order = piece(ag)(roots)
+    finally:
+        sys.setrecursionlimit(limit)
     assert len(order) == 100_001, f"expected 100,001 nodes (100,000 MulBackward0 and 1 AccumulateGrad), got {len(order)}"
     assert_valid_order(order, roots)
 
@@ -177,3 +194,12 @@ def test_the_engine_uses_your_order_on_the_gpu(ag):
         return (h * h.exp() + h.sigmoid() * (x @ w)).sum() + (w * w).sum()
 
     check_grads_on_gpu(ag, net, op="a backward pass with fan-out", x=[[0.3, -1.2], [2.0, 0.5]], w=[[0.7, -0.4], [1.1, 0.2]])
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random graphs for your order (fan-out, diamonds, residual chains, several roots, some
+    repeated or feeding each other, several inputs), passes run on your engine and on torch.
+    A failure shows the shortest program that still differs."""
+    fuzz.check()

@@ -418,3 +418,13 @@ def test_several_one_element_outputs_without_any_gradient(oracle):
         return x.grad, lib.autograd.grad([l2, (l1 * l1).sum()], x)
 
     oracle.compare(both)
+
+
+# --- random programs (runs last, once every test above passes) ---------------------------------
+
+def test_random_programs_agree_with_torch(fuzz):
+    """Random root gradients for your seeding (none, of the output's shape or another shape,
+    dtype or device, Python numbers, lists with Nones, too few or too many; 0-d, one-element,
+    empty, constant and leaf outputs), on your engine and on torch: the same results and the
+    same errors. A failure shows the shortest program that still differs."""
+    fuzz.check()

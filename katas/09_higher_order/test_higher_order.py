@@ -15,6 +15,7 @@ VECTOR_FUNCTIONS = {
     "tanh(W @ x)": lambda lib: (lambda x: (lib.tensor(np.arange(12.0).reshape(4, 3) / 10) @ x).tanh()),
     "sum of squares": lambda lib: (lambda x: (x * x).sum()),
     "a matrix: x x^T": lambda lib: (lambda x: x.reshape(3, 1) @ x.tanh().reshape(1, 3)),
+    "a constant (x unused)": lambda lib: (lambda x: lib.ones(2) * 3),
 }
 SCALAR_FUNCTIONS = {
     "sum(x**3)": lambda lib: (lambda x: (x ** 3).sum()),
@@ -358,3 +359,13 @@ def test_the_penalty_leaves_the_callers_tensors_as_they_were(ag, solution):
     expected, _ = torch_penalty(case)
     for penalty in penalties:
         assert_close(penalty.reshape(()), expected, "gradient_penalty (called twice)")
+
+
+# --- random cases (runs last, once every test above passes) ------------------------------------
+
+def test_random_cases_agree_with_torch(fuzz, solution):
+    """Random cases of your three functions against torch.autograd.functional and a torch
+    gradient penalty: shapes, both float dtypes, batch size 1, functions that are linear, that
+    do not use x or use nothing that requires grad, a v of the wrong shape; the caller's
+    tensors checked before and after. A failure shows the case."""
+    fuzz.check(solution)

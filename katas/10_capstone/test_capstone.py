@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 # torch: imported in the tests, after your code ran (a kata not started never waits for it)
 
-from plugin.grading.speed import count_node_runs
+from plugin.grading.speed import count_node_runs, graph_nodes, nodes_behind
 
 SIZES = (6, 8, 5, 3)  # inputs, two hidden layers, classes
 
@@ -154,16 +154,6 @@ def test_the_sequential_strategy_needs_retain_graph(ag):
 
 
 # --- one call for all weights, or one per weight (the Theano question) -------------------------
-
-def nodes_behind(tensor):
-    seen, stack = set(), [tensor.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is not None and node not in seen:
-            seen.add(node)
-            stack.extend(child for child, _ in node.next_functions)
-    return len(seen)
-
 
 def test_one_call_for_all_weights_runs_each_node_once(ag, solution):
     weights, x, labels = problem()
@@ -338,18 +328,10 @@ def test_the_sequential_strategy_frees_the_graph_at_the_end(ag, solution):
                 "(retain_graph=True on the first only)", pytrace=False)
 
 
-def graph_nodes(tensor):
-    seen, stack = set(), [tensor.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is not None and node not in seen:
-            seen.add(node)
-            stack.extend(child for child, _ in node.next_functions)
-    return seen
-
 
 # --- depth ------------------------------------------------------------------------------------
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_100000_deep_chain_runs_on_your_engine(ag):
     x = ag.tensor(np.array([0.5]), requires_grad=True)  # float64: 1.000001 ** 100000 exactly enough
     y = x
@@ -357,3 +339,13 @@ def test_a_100000_deep_chain_runs_on_your_engine(ag):
         y = y * 1.000001
     y.sum().backward()
     assert_close(x.grad.numpy(), [1.000001 ** 100_000], "the gradient through the 100,000-deep chain", rtol=1e-6)
+
+
+# --- random cases (runs last, once every test above passes) ------------------------------------
+
+def test_random_cases_agree_with_torch(fuzz, solution):
+    """Random cases of your capstone functions against the same functions on torch: MLPs of
+    random sizes, batch size 1, both float dtypes, large logits, one to three training steps,
+    both multi-task strategies and both ways to take the weights' gradients. A failure shows
+    the case."""
+    fuzz.check(solution)

@@ -87,13 +87,32 @@ def solution(request, _kata_engine):
 @pytest.fixture(params=["learner", "reference"])
 def speed(request, _kata_engine):
     """Measures a workload on the learner's pieces and on the reference's (see speed.py)."""
+    kata = _after_the_kata_tests(request, "speed tests belong to a kata", "speed is measured once the kata's tests pass")
+    return Speed(request, kata, request.param)
+
+
+def _after_the_kata_tests(request, outside, waiting):
+    """The test's kata, once its other tests all passed: else a skip saying `waiting` (or
+    `outside` for a test that belongs to no kata)."""
     kata = request.node.stash.get(KATA_KEY, None)
     if kata is None:
-        pytest.skip("speed tests belong to a kata")
+        pytest.skip(outside)
     grading = request.config.pluginmanager.get_plugin("autograd-katas-grading")
     if grading is not None and not grading.kata_result(kata).clean_so_far():
-        pytest.skip("speed is measured once the kata's tests pass")
-    return Speed(request, kata, request.param)
+        pytest.skip(waiting)
+    return kata
+
+
+@pytest.fixture
+def fuzz(request, _kata_engine):
+    """Random programs drawn for the kata, on the learner's engine and on torch (see
+    fuzz/graded.py): `fuzz.check()`. Like speed tests it waits for the kata's other tests:
+    it runs last, and only when they all passed."""
+    kata = _after_the_kata_tests(request, "the fuzz test belongs to a kata",
+                                 "the random programs run once the kata's other tests pass")
+    from .fuzz.graded import KataFuzz  # here: it imports torch, which a kata not started never needs
+
+    return KataFuzz(kata, _solution(request))
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ def jacobian(f, x):
     element, all through the one graph that a single call of f built."""
     x = x.detach().requires_grad_()  # differentiate at x's value; the caller's x is untouched
     out = f(x)
+    if not out.requires_grad:  # f does not depend on x at all (a constant): no graph to walk
+        return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype)
     flat = out.reshape(-1)
     rows = []
     for i in range(flat.numel()):
@@ -28,8 +30,12 @@ def jacobian(f, x):
 def hessian_vector_product(f, x, v):
     """H(x) @ v for a scalar f, without building H: the gradient of (grad f(x) . v)."""
     x = x.detach().requires_grad_()
-    (g,) = ag.autograd.grad(f(x), x, create_graph=True)  # g has a graph: it can be differentiated
-    if not g.requires_grad:  # a constant gradient (f linear in x): no second derivative
+    out = f(x)
+    if not out.requires_grad:  # f depends on nothing that requires grad (a constant)
+        return ag.zeros_like(x)
+    # g has a graph: it can be differentiated. allow_unused: f may not depend on x at all
+    (g,) = ag.autograd.grad(out, x, create_graph=True, allow_unused=True)
+    if g is None or not g.requires_grad:  # no x in f, or a constant gradient (f linear in x)
         return ag.zeros_like(x)
     # allow_unused: g may have a graph that does not reach x (f = (x * w).sum(), w a weight)
     (hv,) = ag.autograd.grad(g, x, grad_outputs=v, allow_unused=True)

@@ -19,12 +19,16 @@ def jacobian(f, x):
     - `x`: a floating engine tensor (it may or may not require grad).
     - Returns an engine tensor of shape `f(x).shape + x.shape` and x's dtype, that does not
       require grad: entry [i..., j...] is d f(x)[i...] / d x[j...].
+    - An `f` that does not use `x` (a constant: its result does not require grad) has a
+      Jacobian of zeros, as in torch.
     - Call `f` once and take one vector-Jacobian product per output element
       (`ag.autograd.grad(out, x, grad_outputs=one_hot, retain_graph=True)`): the graph is
       reused, so every call but the last must retain it.
     - Where f's output does not reach x (f built from a weight only), the rows are zeros, as
       torch's (`allow_unused=True` gives None there).
     - Leave the caller's `x` as it was: no `.grad` on it afterwards.
+    - If f's output does not depend on x (a constant, or a function of other tensors only),
+      the Jacobian is zeros, as torch's, not an error.
     """
     raise NotImplementedError("jacobian: see katas/09_higher_order/README.md")
 
@@ -38,7 +42,8 @@ def hessian_vector_product(f, x, v):
       as `torch.autograd.functional.hvp(f, x, v)[1]`.
     - Differentiate the gradient: the first `ag.autograd.grad` needs `create_graph=True`.
     - If f is linear in x, its gradient does not depend on x (it has no graph, or one that does
-      not reach x): the product is zeros, as torch's, not an error.
+      not reach x): the product is zeros, as torch's, not an error. So it is when f does not
+      depend on x at all (a constant, or a function of other tensors only).
     """
     raise NotImplementedError("hessian_vector_product: see katas/09_higher_order/README.md")
 
