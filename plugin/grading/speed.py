@@ -37,6 +37,8 @@ REFERENCE_DIR = Path(seam.__file__).resolve().parent
 RELATIVE_GROWTH_LIMIT = 3
 GROWTH_ATTEMPTS = 3  # measurements (best times pooled) before a growth verdict fails
 SAMPLE_S = 0.01  # each timed sample lasts at least this long (timer and scheduler noise)
+MAX_SPEED_S = 3.0  # the CPU seconds a very slow piece's samples may take in all ...
+MIN_PAIRS = 3  # ... above this many pairs
 
 
 def _timed(workload):
@@ -168,18 +170,25 @@ class Speed:
                 yield
 
         with on_reference():
-            per_call = min(_timed(workload) for _ in range(2))
-        repeats = max(1, math.ceil(SAMPLE_S / max(per_call, 1e-7)))
-        pairs = int(min(25, max(5, budget / (per_call * repeats))))
+            their_call = min(_timed(workload) for _ in range(2))
+        my_call = _timed(workload)
+        # Each side repeats the workload until a sample lasts SAMPLE_S, and the number of
+        # pairs fits the budget of the slower side: a correct piece 30 times slower than the
+        # reference, timed as often as the reference, took 30 times the budget (a correct
+        # learner's file ran past the test's time limit on a busy machine). A piece that slow
+        # is "much slower" on any count of pairs; MAX_SPEED_S bounds its cost.
+        repeats = [max(1, math.ceil(SAMPLE_S / max(call, 1e-7))) for call in (my_call, their_call)]
+        sample = max(my_call * repeats[0], their_call * repeats[1])
+        pairs = int(min(25, max(5, budget / sample), max(MIN_PAIRS, MAX_SPEED_S / sample)))
         mine, theirs = [], []
         for index in range(pairs):
             # Alternate who goes first: a cache warmed by one side must not favour the other.
             for side in ((0, 1) if index % 2 == 0 else (1, 0)):
                 if side == 0:
-                    mine.append(_timed(lambda: [workload() for _ in range(repeats)]))
+                    mine.append(_timed(lambda: [workload() for _ in range(repeats[0])]) / repeats[0])
                 else:
                     with on_reference():
-                        theirs.append(_timed(lambda: [workload() for _ in range(repeats)]))
+                        theirs.append(_timed(lambda: [workload() for _ in range(repeats[1])]) / repeats[1])
         # Best times: another process only ever adds time, so the minimum is what the code
         # costs; the pairwise ratios show how much the machine moved meanwhile.
         pairwise = sorted(m / t for m, t in zip(mine, theirs))
