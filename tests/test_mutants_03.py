@@ -53,6 +53,25 @@ def topological_order(roots):
     return order
 '''
 
+# Depth = the longest path from a root, found by relaxing: a node goes back in the queue each
+# time a longer path reaches it. A valid order (sorted by depth), but on a chain of residual
+# blocks each node is reached again and again.
+RELAXED_DEPTHS = '''
+from collections import deque
+
+
+def topological_order(roots):
+    depth = {r: 0 for r in roots if r is not None}
+    queue = deque(depth)
+    while queue:
+        node = queue.popleft()
+        for child, _ in node.next_functions:
+            if child is not None and depth.get(child, -1) < depth[node] + 1:
+                depth[child] = depth[node] + 1
+                queue.append(child)  # its own children move down with it
+    return sorted(depth, key=depth.get)
+'''
+
 MUTANTS = [
     # "roots may hold None (skip it) and the same node twice"
     Mutant("does not skip None roots", "if root is None or root in visited:", "if root in visited:",
@@ -80,6 +99,12 @@ MUTANTS = [
     # "time proportional to the number of nodes and edges"
     Mutant("looks nodes up in a list", "if child is not None and child not in visited:",
            "if child is not None and child not in list(visited):", expect="looks quadratic"),
+    # ... on wide and residual graphs too (blind rounds 1 and 2: quadratic only there)
+    Mutant("puts each finished node in front instead of reversing once",
+           "                post_order.append(node)\n    post_order.reverse()\n", "                post_order.insert(0, node)\n",
+           expect="list elements moved by `pop(0)` or `insert(0, ...)`"),
+    Mutant("sorts by longest-path depth, found by relaxing", HEADER, replaced_by(RELAXED_DEPTHS),
+           expect="slow on a residual chain: looks quadratic"),
 ]
 
 KAHN_MUTANTS = [
@@ -93,6 +118,13 @@ KAHN_MUTANTS = [
            "ready = deque(roots)", expect="test_several_roots"),
     Mutant("keeps repeated roots", "roots = [r for r in dict.fromkeys(roots) if r is not None]",
            "roots = [r for r in roots if r is not None]", expect="appears twice"),
+    # "linear time": a list as the queue moves every waiting node at each pop(0) (wide graphs)
+    Mutant("uses a list as its queue",
+           "    ready = deque(r for r in roots if feeders.get(r, 0) == 0)\n    order = []\n    while ready:\n"
+           "        node = ready.popleft()\n",
+           "    ready = [r for r in roots if feeders.get(r, 0) == 0]\n    order = []\n    while ready:\n"
+           "        node = ready.pop(0)  # first ready, first out\n",
+           expect="list elements moved by `pop(0)` or `insert(0, ...)`"),
 ]
 
 PLANTS = [(SOURCE, m) for m in MUTANTS] + [(KAHN, m) for m in KAHN_MUTANTS]
