@@ -513,6 +513,10 @@ class Shapes(Focus):
             chosen = [d - len(shape) if self.chance(0.3) else d for d in chosen]
             dims += [f"dim={tuple(chosen)!r}"] * 2
         call = self.pick([f"{op}()"] + [f"{op}({d}{keep})" for d in dims])
+        if 0 in shape and self.chance(0.5):
+            # along a dim that is not empty: the output is empty too, each of its (no) elements
+            # a reduction of a whole dim (a count taken as numel(x) / numel(out) is 0 / 0)
+            call = f"{op}(dim={self.pick([d for d, size in enumerate(shape) if size])}{keep})"
         pool = TIES if op == "max" else None
         if op == "max" and "dim" in call:
             return self._scenario([shape], lambda a: f"{a}.{call}[0]", pool)
