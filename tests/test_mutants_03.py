@@ -72,6 +72,35 @@ def topological_order(roots):
     return sorted(depth, key=depth.get)
 '''
 
+# A right order, kept by its roots for the next call (a retain_graph rerun): every graph seen
+# stays alive, with the tensors its nodes saved.
+CACHED_ORDERS = """
+_orders = {}
+
+
+def topological_order(roots):
+    key = tuple(roots)
+    if key not in _orders:
+        _orders[key] = _sorted(roots)
+    return list(_orders[key])
+
+
+def _sorted(roots):
+    order, seen = [], set()
+    for root in roots:
+        stack = [(root, False)] if root is not None else []
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((c, False) for c, _ in node.next_functions if c is not None and c not in seen)
+    order.reverse()
+    return order
+"""
+
 MUTANTS = [
     # "roots may hold None (skip it) and the same node twice"
     Mutant("does not skip None roots", "if root is None or root in visited:", "if root in visited:",
@@ -105,6 +134,9 @@ MUTANTS = [
            expect="list elements moved by `pop(0)` or `insert(0, ...)`"),
     Mutant("sorts by longest-path depth, found by relaxing", HEADER, replaced_by(RELAXED_DEPTHS),
            expect="slow on a residual chain: looks quadratic"),
+    # "keep no state between calls": blind round 2's b11 kept each order for the next call
+    Mutant("keeps each order for the next call with the same roots", HEADER, replaced_by(CACHED_ORDERS),
+           expect="the graph outlived its last tensor"),
 ]
 
 KAHN_MUTANTS = [

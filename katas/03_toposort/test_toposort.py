@@ -116,6 +116,23 @@ def test_every_call_starts_afresh(ag):
     np.testing.assert_allclose(results[1], results[0], rtol=1e-10, err_msg="two backward passes over one graph")
 
 
+def test_keeps_no_graph_alive(ag):
+    """Once it has returned, your function holds on to no node: an order kept for the next
+    call (a cache keyed by the roots) keeps every graph it saw alive, with the tensors its
+    nodes saved, and a training loop's memory grows with each step (torch frees them)."""
+    import gc
+    import weakref
+
+    x = ag.tensor([0.5, -1.0], requires_grad=True)
+    y = (x.sigmoid() * 2).sum()
+    piece(ag)([y.grad_fn])  # a stub stops here
+    root = weakref.ref(y.grad_fn)
+    del y
+    gc.collect()
+    assert root() is None, ("the graph outlived its last tensor: topological_order keeps a reference to "
+                            "its nodes after it returns (a cache of orders, a list kept between calls?)")
+
+
 @given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.sampled_from("+*")), min_size=1, max_size=25))
 def test_random_graphs(ag, program):
     """Each step combines two earlier values: fan-out and diamonds appear at random."""
