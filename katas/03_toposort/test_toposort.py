@@ -133,15 +133,18 @@ def test_keeps_no_graph_alive(ag):
                             "its nodes after it returns (a cache of orders, a list kept between calls?)")
 
 
-@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.sampled_from("+*")), min_size=1, max_size=25))
-def test_random_graphs(ag, program):
-    """Each step combines two earlier values: fan-out and diamonds appear at random."""
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.sampled_from("+*")), min_size=1, max_size=25),
+       st.lists(st.integers(0, 3), min_size=1, max_size=4), st.booleans())
+def test_random_graphs(ag, program, picks, last_twice):
+    """Each step combines two earlier values: fan-out and diamonds appear at random. The roots
+    are some of the last values, in any order: repeated (the last one listed twice in a row,
+    or not), one below another, a leaf's None."""
     leaves = [ag.tensor([0.5, 1.5], requires_grad=True) for _ in range(3)]
     values = list(leaves)
     for i, j, op in program:
         a, b = values[i % len(values)], values[j % len(values)]
         values.append(a + b if op == "+" else a * b)
-    roots = [v.grad_fn for v in values[-2:]]
+    roots = [values[-1 - k].grad_fn for k in picks + picks[-1:] * last_twice]
     assert_valid_order(piece(ag)(roots), roots)
 
 

@@ -179,6 +179,9 @@ def test_the_pass_runs_with_grad_mode_off_unless_create_graph(oracle):
         h = x * 2
         h.register_hook(lambda g: seen.append(lib.is_grad_enabled()))
         (h * h).sum().backward(retain_graph=True)
+        loss = (h * h).sum()
+        with lib.no_grad():  # the pass sets the mode from create_graph, whatever the caller's
+            loss.backward(create_graph=True)
         (h * h).sum().backward(create_graph=True)
         return seen, lib.is_grad_enabled()
 
