@@ -148,6 +148,28 @@ def test_hooks_run_in_registration_order_and_a_return_replaces_the_gradient(orac
     oracle.compare(hooked, x=array(1.0, -2.0))
 
 
+def test_a_hook_that_removes_itself_leaves_the_next_hook_running(oracle):
+    """A one-shot hook removes its own handle while the hooks run: the ones after it still run
+    in this pass (walk a copy of the list, not the list that is changing), and it does not run
+    in the next."""
+
+    def hooked(lib, x):
+        calls = []
+        h = x * 3
+
+        def once(g):
+            calls.append("once")
+            handle.remove()
+
+        handle = h.register_hook(once)
+        h.register_hook(lambda g: (calls.append("x10"), g * 10)[1])
+        (h * h).sum().backward(retain_graph=True)
+        (h * h).sum().backward()
+        return calls, x.grad
+
+    oracle.compare(hooked, x=array(1.0, 2.0))
+
+
 def test_a_hook_on_a_leaf_changes_what_is_accumulated(oracle):
     def hooked(lib, x):
         x.register_hook(lambda g: g + 1)
