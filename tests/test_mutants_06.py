@@ -44,7 +44,7 @@ def _needed(order, targets):
 
 
 def _after_hooks(node, grad):
-    for hook in (node.pre_hooks or []):
+    for hook in list(node.pre_hooks or []):  # a copy: a hook may remove itself
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced
