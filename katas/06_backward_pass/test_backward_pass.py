@@ -354,6 +354,20 @@ def test_saved_tensors_are_freed_unless_retain_graph(oracle):
     oracle.compare(twice, x=array(0.5, -1.0))
 
 
+def test_only_the_nodes_that_ran_are_freed(oracle):
+    """autograd.grad(z, [y]) stops at y: y's own node does not run, so it keeps what it saved,
+    and a later pass through it works (free each node as it runs, not the whole order)."""
+
+    def grad_then_backward(lib, x):
+        y = x.exp()
+        z = (y * 2).sum()
+        (gy,) = lib.autograd.grad(z, [y])
+        y.sum().backward()  # needs exp's saved result
+        return gy, x.grad
+
+    oracle.compare(grad_then_backward, x=array(0.5, 1.0))
+
+
 def test_create_graph_gives_a_gradient_with_a_graph(oracle):
     def second(lib, x):
         y = (x * x * x).sum()
