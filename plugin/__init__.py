@@ -10,6 +10,7 @@ the parts together; each folder holds one job, and imports point down this list,
                  assembled with a learner's pieces, the torch oracle, outcomes, speed, the table
     guards/      what keeps a run alive and honest against learner code: time limits,
                  interrupts, patches put back, integrity flags, tripwires, partial runs
+    supervisor/  a supervised run: pytest as a child under hard limits, results handed over
     reports/     the JSON report of a run and its Gradescope form
     shipped/     the kit's shipped stubs and the hashes of its test files, and what
                  regenerates them (`python -m plugin.shipped --update`)
@@ -33,6 +34,10 @@ _PREVIOUS_ROOT = pytest.StashKey()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
+    from .supervisor import run as supervisor
+
+    if supervisor.wanted(config):  # the run's pytest becomes its supervisor; a child grades
+        return supervisor.supervise(config)
     from .grading.parallel import run_serially_if_nothing_to_share
 
     run_serially_if_nothing_to_share(config)
@@ -52,14 +57,18 @@ def pytest_configure(config):
     from .grading.assembly import forget_learner_modules
     from .grading.say_once import ignore_benchmark_warnings
     from .grading.session import Grading
-    from .guards import cycle_collector, interrupts, patches, time_limit
+    from .guards import cycle_collector, interrupts, patches, time_limit, tripwire
     from .guards.report_checks import RunChecks
     from .manifest import use_root
+    from .supervisor import child
 
     _rewrite_only_our_asserts(config)
+    config.addinivalue_line("markers", f"{time_limit.HEAVY}: a kata test on a graph too big for a quadratic piece: "
+                            "it fails at once when the kata's piece ran away or was found quadratic earlier in the run")
     config.stash[_PREVIOUS_ROOT] = use_root(config.rootpath)
     forget_learner_modules()
     time_limit.forget()
+    tripwire.forget()
     patches.forget()
     pieces.restore_reference()
     apply_cuda_option(config)
@@ -71,6 +80,7 @@ def pytest_configure(config):
     config.pluginmanager.register(random_cases, "autograd-katas-random-cases")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     config.pluginmanager.register(parallel, "autograd-katas-parallel")
+    child.register(config)  # a supervised run's child hands its results over
     interrupts.install()
     ignore_benchmark_warnings(config)
     if not _xdist_controller(config):  # it runs no test: hypothesis (0.5 s) only in workers

@@ -47,7 +47,7 @@ def learner_source(module):
     return as_learner(reference_source(module))
 
 
-ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|done)")
+ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|done|crashed|timed out)")
 
 
 def table_rows(output_lines):
@@ -105,4 +105,30 @@ def topological_order(roots):
     for root in roots:
         visit(root)
     return order[::-1]
+'''
+
+
+# The lesson's warning, written as a learner would: an iterative depth-first search that
+# keeps the nodes it has seen in a list (`in` on a list looks at every element).
+VISITED_LIST_TOPOSORT = '''
+def topological_order(roots):
+    visited, order = [], []
+    for root in roots:
+        if root is None or root in visited:
+            continue
+        stack = [(root, False)]
+        while stack:
+            node, finished = stack.pop()
+            if finished:
+                order.append(node)
+                continue
+            if node in visited:
+                continue
+            visited.append(node)
+            stack.append((node, True))
+            for child, _ in node.next_functions:
+                if child is not None and child not in visited:
+                    stack.append((child, False))
+    order.reverse()
+    return order
 '''

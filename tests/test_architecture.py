@@ -22,8 +22,9 @@ MAY_IMPORT = {
     "reports": {"base"},
     "guards": {"shipped", "base"},
     "grading": {"guards", "reports", "shipped", "base"},
+    "supervisor": {"grading", "guards", "reports", "shipped", "base"},
     "workshop": {"reports", "shipped", "base"},
-    "entry": {"grading", "guards", "reports", "shipped", "workshop", "base"},  # plugin/__init__.py
+    "entry": {"grading", "guards", "reports", "shipped", "supervisor", "workshop", "base"},  # plugin/__init__.py
 }
 
 

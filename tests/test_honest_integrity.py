@@ -88,6 +88,77 @@ def test_a_piece_that_runs_the_reference_is_flagged_at_run_time(checkout):
         assert entry["status"] != "done" and any("topological_order" in f for f in entry["flags"])
 
 
+# Roads past the seam's tables (issue 26, point 4), each hidden from the static check: the
+# reference's functions themselves are wired, katas 09 and 10 included.
+RULES = ("add_backward sub_backward mul_backward div_backward neg_backward pow_backward exp_backward "
+         "log_backward sigmoid_backward tanh_backward relu_backward").split()
+ANY_ROAD = {
+    "sys.modules": ("03_toposort", "toposort.py", ENGINE + "import sys\n\n\ndef topological_order(roots):\n"
+                    "    return sys.modules['reference.solutions.toposort'].topological_order(roots)\n",
+                    "topological_order"),
+    "sys.modules by a name computed from the engine": ("01_elementwise_rules", "rules.py", ENGINE + textwrap.dedent(f'''
+        import sys
+
+        _rules = sys.modules[ag.Tensor.__module__.split(".")[0] + ".solutions.rules"]
+        for _name in {RULES!r}:
+            globals()[_name] = lambda ctx, grad, _name=_name: getattr(_rules, _name)(ctx, grad)
+        '''), "add_backward"),
+    "the builtin import, by computed names": ("09_higher_order", "higher_order.py", textwrap.dedent('''
+        import builtins
+
+        _theirs = getattr(builtins, "__imp" + "ort__")("refer" + "ence.solutions.higher_order", fromlist=["x"])
+
+
+        def jacobian(f, x):
+            return _theirs.jacobian(f, x)
+
+
+        def hessian_vector_product(f, x, v):
+            return _theirs.hessian_vector_product(f, x, v)
+
+
+        def gradient_penalty(critic, real, fake, alpha):
+            return _theirs.gradient_penalty(critic, real, fake, alpha)
+        '''), "jacobian"),
+    "the reference's piece as the learner's": ("03_toposort", "toposort.py", ENGINE + "import sys\n\n"
+                                               "topological_order = sys.modules['reference.solutions.toposort'].topological_order\n",
+                                               "topological_order"),
+    "a class that extends the reference's": ("07_retain_graph", "saved.py", ENGINE + "import sys\n\n\n"
+                                             "class SavedTensors(sys.modules['reference.solutions.saved'].SavedTensors):\n"
+                                             "    pass\n", "SavedTensors"),
+}
+
+
+@pytest.mark.parametrize("road", sorted(ANY_ROAD))
+def test_the_reference_reached_by_any_road_is_flagged(pytester, road):
+    from kit import make_checkout
+
+    kata, filename, source, name = ANY_ROAD[road]
+    make_checkout(pytester, katas=[kata])
+    write_learner_file(pytester, kata, filename, source)
+    assert integrity.import_flags(manifest.find_kata(kata)) == [], road  # hidden from the static check
+    result = pytester.runpytest("-p", "no:randomly", "-k", "not speed", "--kata-in-process", "--kata-report", "r.json")
+    out = result.stdout.str()
+    assert kata_row(result, kata)[1] == "in progress", out
+    assert f"flagged: runs the reference's own {name}" in out, out
+    entry = next(e for e in json.loads((pytester.path / "r.json").read_text())["katas"] if e["kata"] == kata)
+    assert entry["status"] != "done" and any(name in f for f in entry["flags"]), entry
+
+
+def test_the_kits_own_use_of_the_reference_trips_nothing(pytester):
+    """A correct kata 03 that fails a case (the oracle's diagnosis sorts with the reference's
+    toposort) and whose speed is timed against the reference's: no flag."""
+    from kit import learner_source, make_checkout
+
+    make_checkout(pytester, katas=["03_toposort", "09_higher_order"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", learner_source("toposort"))
+    write_learner_file(pytester, "09_higher_order", "higher_order.py", learner_source("higher_order"))
+    result = pytester.runpytest("-p", "no:randomly", "--kata-in-process")
+    out = result.stdout.str()
+    assert kata_row(result, "03_toposort")[1] == "done" and kata_row(result, "09_higher_order")[1] == "done", out
+    assert "flagged" not in out, out
+
+
 def test_a_file_that_replaces_the_graders_functions_flags_the_run(checkout):
     original = Oracle.check_grads
     write_learner_file(checkout, KATA, "toposort.py", KAHN + textwrap.dedent('''
@@ -97,9 +168,9 @@ def test_a_file_that_replaces_the_graders_functions_flags_the_run(checkout):
     result = checkout.runpytest("--kata", "3", "-p", "no:randomly", "--kata-report", "r.json")
     out = result.stdout.str()
     assert kata_row(result, KATA)[1] == "in progress", out
-    assert "This run is flagged: the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads" in out
+    assert "This run is flagged: the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads" in out
     data = json.loads((checkout.path / "r.json").read_text())
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]
+    assert data["flags"] == ["the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads"]
     assert data["summary"]["done"] == 0
     assert Oracle.check_grads is original  # put back when the run ended
 
@@ -125,5 +196,5 @@ def test_under_xdist_the_controller_hears_both_run_time_checks(checkout, monkeyp
     assert kata_row(result, KATA)[1] == "in progress", result.stdout.str()
     data = json.loads((checkout.path / "r.json").read_text())
     entry = next(e for e in data["katas"] if e["kata"] == KATA)
-    assert "runs the reference's own topological_order (through the engine's pieces)" in entry["flags"]
-    assert data["flags"] == ["the grader's own functions were replaced: plugin.grading.oracle.Oracle.check_grads"]
+    assert "runs the reference's own topological_order" in entry["flags"]
+    assert data["flags"] == ["the grader's own functions or settings were changed: plugin.grading.oracle.Oracle.check_grads"]

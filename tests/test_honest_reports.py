@@ -6,6 +6,9 @@ import os
 import stat
 import subprocess
 import sys
+import textwrap
+
+import pytest
 
 from kit import REPO, kata_row, row_line, write_learner_file
 from test_plugin import KAHN
@@ -117,7 +120,8 @@ def test_the_table_says_which_statuses_are_remembered(checkout):
     result = checkout.runpytest("--kata", "3", "-k", "no_test_is_named_so", "--kata-report", "r.json")
     assert "remembered from an earlier run" in row_line(result, KATA)
     entry = _entry(checkout.path / "r.json")[1]
-    assert (entry["status"], entry["ran"]) == ("done", False)
+    # (issue 30, point 1) shown as remembered, never counted: a report counts what its run graded.
+    assert (entry["status"], entry["ran"], entry["remembered"]) == ("not started", False, "done")
 
 
 def test_a_missing_learner_file_stays_in_the_table_with_the_way_back(checkout):
@@ -159,6 +163,22 @@ def test_a_report_path_that_cannot_be_written_fails_the_run(checkout, monkeypatc
     result = checkout.runpytest("--kata", "3", "-k", "single", "--kata-report", "reports/ada.json")
     assert result.ret != 0
     assert "Could not write the report reports/ada.json: OSError: No space left on device" in result.stdout.str()
+
+
+@pytest.mark.parametrize("how", ["supervised", "--kata-in-process"])
+def test_a_report_is_never_written_over_a_file_that_is_not_a_report(checkout, how):
+    """(issue 26, point 5) `--kata-report katas/03_toposort/toposort.py` replaced the
+    learner's code with a JSON report, no backup, no warning."""
+    mine = write_learner_file(checkout, KATA, "toposort.py", KAHN)
+    options = ["--kata-in-process"] if how != "supervised" else []
+    result = checkout.runpytest("--kata", "3", "-k", "single", "--kata-report", str(mine), *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert "a file is there and it is not a report" in result.stderr.str() + result.stdout.str()
+    assert mine.read_text() == textwrap.dedent(KAHN)
+    # An earlier report, or Gradescope's results, may be replaced.
+    (checkout.path / "old.json").write_text(json.dumps({"score": 3.0, "tests": []}))
+    assert checkout.runpytest("--kata", "3", "-k", "single", "--kata-report", "old.json", *options).ret == 0
+    assert json.loads((checkout.path / "old.json").read_text())["format"] == "autograd-katas-report"
 
 
 def test_reports_are_written_with_the_usual_permissions(checkout):

@@ -4,7 +4,7 @@ correct Kahn's algorithm, and graded: the kata must not come out done. Correct s
 written differently must come out done."""
 import pytest
 
-from kit import RECURSIVE_TOPOSORT, assert_stubs_all_todo, learner_source
+from kit import RECURSIVE_TOPOSORT, VISITED_LIST_TOPOSORT, assert_stubs_all_todo, learner_source
 from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_plugin import KAHN
 
@@ -126,6 +126,8 @@ MUTANTS = [
     # "a 100,000-deep chain (no recursion)"
     Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="recursed too deep"),
     # "time proportional to the number of nodes and edges"
+    Mutant("keeps the nodes it has seen in a list, as the lesson warns", HEADER, replaced_by(VISITED_LIST_TOPOSORT),
+           expect="looks quadratic"),
     Mutant("looks nodes up in a list", "if child is not None and child not in visited:",
            "if child is not None and child not in list(visited):", expect="looks quadratic"),
     # ... on wide and residual graphs too (blind rounds 1 and 2: quadratic only there)

@@ -81,3 +81,40 @@ def test_the_terminal_table_prints_no_control_character_from_a_report(tmp_path):
     assert "Mallory" in out and "fake row" in out
     lines = out.splitlines()
     assert not any(line.startswith(("root", "fake row")) for line in lines), out  # no line of its own
+
+
+# --- which report counts (issue 26, point 5) ------------------------------------------------------
+
+def test_a_report_dated_in_the_future_never_wins_and_is_noted(tmp_path):
+    real = _write(tmp_path, "mallory.json", a_report("Mallory", "2026-11-23T09:00:00Z", {"01_a": "in progress"}))
+    forged = _write(tmp_path, "mallory-2099.json", a_report("Mallory", "2099-01-01T00:00:00Z", {"01_a": "done"}))
+    code, out, err = run([str(real), str(forged)])
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("Mallory"))
+    assert "in progress 1/2" in row and "0/1" in row and "mallory.json" in row, out
+    assert f"Mallory: 2 reports; shown: {real} " in out and f"not shown: {forged} (dated in the future)" in out
+
+
+def test_a_report_dated_in_the_future_alone_counts_no_kata_as_done(tmp_path):
+    forged = _write(tmp_path, "m.json", a_report("Mallory", "2099-01-01T00:00:00Z", {"01_a": "done"}))
+    code, out, _ = run([str(forged)])
+    row = next(line for line in out.splitlines() if line.startswith("Mallory"))
+    assert code == 0 and "0/1" in row and "(in the future!)" in row, out
+    assert "is dated in the future (2099-01-01T00:00:00Z): none of its katas counts as done" in out
+
+
+# --- a shared reports folder (issue 30, point 5) --------------------------------------------------
+
+@pytest.mark.timeout(120)
+def test_a_fifo_or_a_device_in_the_folder_is_skipped_not_read(tmp_path):
+    import os
+
+    _write(tmp_path, "ada.json", a_report("Ada", "2026-11-23T09:00:00Z", {"01_a": "done"}))
+    os.mkfifo(tmp_path / "x.json")  # reading it would wait for a writer for ever
+    os.symlink("/dev/zero", tmp_path / "zero.json")  # reading it would fill the memory
+    _write(tmp_path, "huge.json", " " * (17 * 1024 * 1024))
+    code, out, err = run([str(tmp_path)])
+    assert code == 0 and "Ada" in out, err
+    for name in ("x.json", "zero.json"):
+        assert any(name in line and "is not a regular file" in line for line in err.splitlines()), err
+    assert any("huge.json" in line and "larger than a report can be" in line for line in err.splitlines()), err

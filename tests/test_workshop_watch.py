@@ -13,7 +13,7 @@ import pytest
 from kit import REPO
 
 KATA = "03_toposort"
-RUN_LINE = "$ pytest --kata 3"
+RUN_LINE = "$ pytest --kata-supervised --kata 3"
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Kata 06 tests: run_backward, the engine loop, graded through backward() and autograd.grad
 against torch, with node runs counted."""
 import numpy as np
+import pytest
 # torch: imported in the tests, after your code ran (a kata not started never waits for it)
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -516,6 +517,7 @@ def test_the_loop_uses_the_active_order_and_merge(ag):
 # --- depth and growth (last: the slowest) ------------------------------------------------------
 
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_deep_chain(ag):
     poke(ag)
     x = ag.tensor([1.0], requires_grad=True)
@@ -547,14 +549,18 @@ def test_linear_time(ag, growth):
     node)."""
 
     def make(n):
+        """A new graph for each timed pass (built before it is timed), and a check of x.grad."""
         x = ag.tensor([0.5], requires_grad=True)
         y = x
         for _ in range(n // 2):
             y = y * 0.5 + y.tanh()  # every value used twice: merges everywhere
         loss = y.sum()
         seed = ag.ones_like(loss)
-        # retain_graph=True: the same graph runs again and again (x.grad just adds up)
-        return lambda: ag.pieces.active.run_backward((loss,), (seed,), True, False)
+
+        def check(_):
+            assert x.grad is not None, "a timed pass left no gradient in x, on its own graph"
+
+        return lambda: ag.pieces.active.run_backward((loss,), (seed,), True, False), check
 
     poke(ag)  # a stub stops here, before the graphs are built
     growth(make, 1000)  # 1,500 and 12,000 nodes: big enough that a search per node shows

@@ -331,6 +331,7 @@ def test_the_sequential_strategy_frees_the_graph_at_the_end(ag, solution):
 
 # --- depth ------------------------------------------------------------------------------------
 
+@pytest.mark.heavy  # a 100,000-node graph: fails at once if the piece already ran away or looked quadratic
 def test_a_100000_deep_chain_runs_on_your_engine(ag):
     x = ag.tensor(np.array([0.5]), requires_grad=True)  # float64: 1.000001 ** 100000 exactly enough
     y = x

@@ -14,10 +14,13 @@
     work.py          growth counted rather than timed (lines, node comparisons, list moves,
                      bytes allocated): wide and residual graphs, the same verdict when busy
     table.py         the table at the end of every run
+    conclusion.py    what a run concludes (the table, the report, --kata-require-done), alike
+                     in pytest's own process and in a supervised run's supervisor
     hints.py         progressive hints, remembered in pytest's cache
     say_once.py      what would repeat under every failure (a hint, an import error) once
     random_cases.py  a failing random case costs its own time, not pytest's traceback of it
-    parallel.py      `-n N` runs in one process where workers cannot pay for themselves
+    parallel.py      `-n N` runs in one process where workers cannot pay for themselves; a
+                     kata's tests share a worker, and a worker that dies costs that kata only
     fuzz/            the differential fuzzer: random programs on torch and on an engine; each
                      kata's fuzz test (the `fuzz` fixture), run last in its kata
 

@@ -14,7 +14,7 @@ import reference
 from reference import pieces as seam
 
 from .. import manifest
-from ..guards import interrupts, patches
+from ..guards import interrupts, patches, tripwire
 from ..guards.time_limit import RanAway, guard_methods
 from ..manifest import ALL_KATAS, find_kata, katas, learner_file_paths
 from ..shipped import stubs_left
@@ -107,6 +107,7 @@ def pieces_for(kata, solution, guarded=True):
     for k in chosen:
         for name, piece in learner_pieces(k).items():
             if name in k.pieces:
+                tripwire.note_if_reference(name, piece)
                 replacements[name] = _guarded(name, piece, paths) if guarded else piece
     return replacements
 
@@ -200,7 +201,7 @@ class KataFunctions:
 
 def _reference_functions(kata):
     module = importlib.import_module(f"reference.solutions.{kata.name}")
-    return {name: getattr(module, name) for name in kata.functions}
+    return {name: tripwire.original(getattr(module, name)) for name in kata.functions}  # unwired: timed
 
 
 @contextlib.contextmanager

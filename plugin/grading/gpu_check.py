@@ -13,12 +13,14 @@ one-element output, a fixed seed of its shape otherwise); the output and every i
 gradient are compared (None-ness, device, dtype, values). The engine runs first, forward and
 backward, as in the oracle: a test that reaches a learner's stub stops before torch is needed.
 """
+import types
+
 import numpy as np
 
 from .oracle import Constant, KataMismatch, torch_module
 
 DEVICE = "cuda"
-TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
+TOLERANCES = types.MappingProxyType({np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)})
 ADVICE = (
     "on a GPU every tensor a piece returns must stay on its input's device: use tensor "
     "operations, and make new tensors from one you have (grad.new_zeros(shape), "

@@ -1,4 +1,5 @@
 """Command-line options, grouped under "autograd-katas" in `pytest --help`."""
+import argparse
 import os
 from pathlib import Path
 
@@ -78,6 +79,39 @@ def pytest_addoption(parser):
         "in one process: a kata's tests share a worker, so workers only add their start-up)",
     )
     group.addoption(
+        "--kata-supervised",
+        action="store_true",
+        default=False,
+        help="grade in a child process under a supervisor (what `katas` does; --kata-report and "
+        "--kata-require-done imply it): a hard time limit per kata (--kata-hard-limit) and a "
+        "memory limit (--kata-memory-limit), a crash costs one kata, and the table, the report "
+        "and the exit status come from the supervisor",
+    )
+    group.addoption(
+        "--kata-in-process",
+        action="store_true",
+        default=False,
+        help="grade in this process even with --kata-report or --kata-require-done (the kit's own "
+        "tests, a debugger): without the supervisor's limits",
+    )
+    group.addoption(
+        "--kata-hard-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="supervised runs: the wall-clock time one kata may take before its process is "
+        "stopped (default: 10 times --kata-timeout, at least 120)",
+    )
+    group.addoption(
+        "--kata-memory-limit",
+        type=int,
+        default=4096,
+        metavar="MB",
+        help="supervised runs: the address space the grading process may use, in MB (default "
+        "4096; 0: no limit)",
+    )
+    group.addoption("--kata-child-fd", type=int, default=None, help=argparse.SUPPRESS)  # the supervisor's pipe
+    group.addoption(
         "--kata-learner",
         default=None,
         metavar="NAME",
@@ -118,3 +152,10 @@ def check_report_path(config):
         raise pytest.UsageError(f"--kata-report {text}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise pytest.UsageError(f"--kata-report {text}: no permission to write in {folder}")
+    from ..reports.json_report import not_a_report
+
+    why = not_a_report(path)
+    if why:
+        raise pytest.UsageError(
+            f"--kata-report {text}: a file is there and {why}: the kit does not write over it; "
+            "give the path of a new file, or of an earlier report")

@@ -14,13 +14,20 @@ learner's code does to them can change torch's answer.
 - `compare(fn, **inputs)`: fn(lib, **tensors) returns anything (tensors, numbers, None,
   tuples, {label: value} dicts whose labels name a mismatch) or raises; both sides must
   return equal things, raise the same error (torch's phrase), and warn alike.
+
+Once the engine's side has run, learner code has nothing more to do in a comparison: the
+oracle removes any profile or trace function it installed (guards/tracers.py: one caught the
+comparison and rewrote the engine's values), and compares its own copies of the engine's
+results, taken then, not the engine's objects. Its tolerances cannot be changed in place.
 """
+import types
 import warnings
 
 import numpy as np
 
 from reference.solutions.toposort import topological_order
 
+from ..guards import tracers, tripwire
 from . import graph_view
 
 
@@ -43,7 +50,7 @@ class Constant:
 
 
 SECOND_TIME = "backward through the graph a second time"
-TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)}
+TOLERANCES = types.MappingProxyType({np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)})
 
 
 def _tolerance(dtype):
@@ -97,6 +104,8 @@ class Oracle:
             # gradients of every node of its graph are kept, for pairing with torch's after.
             actual["nodes"] = graph_view.graph_nodes(actual["root"]) if "root" in actual else []
             actual["records"] = self._backward(actual, actual["nodes"], self.ag, op)
+            tracers.remove_foreign()  # the learner's code is done: nothing may watch what follows
+            actual["grads"] = {name: _frozen(leaf._grad) for name, leaf in actual["tensors"].items()}
             expected = self._run_backward(torch_module(), fn, inputs, float64=True)
             self._compare_outputs(op, result_name, expected, actual)
             for name in inputs:
@@ -169,9 +178,8 @@ class Oracle:
 
     def _compare_grad(self, op, name, inputs, expected, actual):
         __tracebackhide__ = True
-        leaf = actual["tensors"][name]
         theirs = expected["tensors"][name].grad
-        ours = leaf._grad
+        ours = actual["grads"][name]  # the copy taken when the engine's side ended
         dtype = np.asarray(_unwrap(inputs[name])).dtype
         problem = None
         if (ours is None) != (theirs is None):
@@ -196,7 +204,7 @@ class Oracle:
         if not pairs:
             return ""
         root = actual["root"]
-        order = topological_order([root])
+        order = tripwire.original(topological_order)([root])  # (the kit's own call: no wire to trip)
         node, sentence = graph_view.locate(
             pairs, actual["records"], expected["records"], order, *_tolerance(dtype)
         )
@@ -211,14 +219,47 @@ class Oracle:
         __tracebackhide__ = True
         # The engine first: a stub reached here ends the test, a to-do, before torch is needed.
         actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))
+        tracers.remove_foreign()  # the learner's code is done: nothing may watch what follows
+        frozen = _frozen(actual["value"])
         torch = torch_module()
         expected = _outcome(torch, fn, _make_inputs(torch, inputs, float64=True))
         if expected["error"] is not None or actual["error"] is not None:
             _compare_errors(expected["error"], actual["error"], error_phrase)
         else:
-            _compare_values(expected["value"], actual["value"], "the result")
+            _compare_values(expected["value"], frozen, "the result")
         _compare_warnings(expected["warnings"], actual["warnings"])
         return actual["value"]
+
+
+class _Frozen:
+    """A copy of an engine tensor's value, as the comparison reads it (what a learner's code
+    does to the tensor afterwards changes nothing)."""
+
+    grad_fn = None
+
+    def __init__(self, tensor):
+        self.array = _numpy(tensor)
+        self.shape, self.dtype = tuple(self.array.shape), self.array.dtype
+        self.requires_grad = bool(tensor.requires_grad)
+
+    def numpy(self):
+        return self.array
+
+    def detach(self):
+        return self
+
+    cpu = detach
+
+
+def _frozen(value):
+    """`value` with every engine tensor in it replaced by a copy (tuples, lists, dicts kept)."""
+    if isinstance(value, dict):
+        return {key: _frozen(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_frozen(item) for item in value) if type(value) in (tuple, list) else value
+    if _is_tensor(value) and not isinstance(value, _Frozen):
+        return _Frozen(value)
+    return value
 
 
 def _records_by_pair(nodes, records, pairs):

@@ -11,7 +11,10 @@ from pathlib import Path
 from _pytest.outcomes import Skipped
 
 from ..manifest import ROOT
-from ..guards.time_limit import RUNNING, TRIPPED, RanAway
+from ..guards.time_limit import RanAway, tb_line, with_lines
+# The time limit's run-time state, under private names: guard() reads it once per node, and
+# the tamper check takes this module's public values for settings (guards/tamper.py).
+from ..guards.time_limit import RUNNING as _RUNNING, TRIPPED as _TRIPPED
 
 TODO = "todo"
 
@@ -53,9 +56,9 @@ def guard(name, piece, learner_paths):
     @functools.wraps(piece)
     def guarded(*args, **kwargs):
         # The breaker of time_limit.with_breaker, inlined: a rule runs once per node.
-        if key in TRIPPED:
-            raise RanAway(TRIPPED[key])
-        RUNNING.append(key)
+        if key in _TRIPPED:
+            raise RanAway(_TRIPPED[key])
+        _RUNNING.append(key)
         try:
             return piece(*args, **kwargs)
         except NotImplementedError as exc:
@@ -63,7 +66,7 @@ def guard(name, piece, learner_paths):
                 raise StubReached(f"reached the stub of {name}: not written yet") from exc
             raise
         finally:
-            RUNNING.pop()
+            _RUNNING.pop()
 
     return guarded
 
@@ -75,6 +78,21 @@ def reached_stub(excinfo, learner_paths):
     if excinfo.errisinstance(StubReached):
         return True
     return excinfo.errisinstance(NotImplementedError) and raised_in(excinfo.value, learner_paths)
+
+
+def give_every_frame_a_line(excinfo):
+    """Before pytest prints a failure: every entry of its traceback, and of the exceptions
+    chained to it, has a line (a time limit that fires on a loop's jump back leaves an entry
+    without one, which pytest's traceback cannot print)."""
+    if excinfo is None or excinfo._excinfo is None:
+        return
+    exc, seen = excinfo.value, set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = with_lines(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+    excinfo._excinfo = (excinfo.type, excinfo.value, excinfo.value.__traceback__)
+    excinfo._traceback = None
 
 
 def _is_machinery(entry):
@@ -127,7 +145,7 @@ def recursion_failure(excinfo):
     tb = excinfo.value.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        key = (code.co_name, code.co_filename, tb.tb_lineno)
+        key = (code.co_name, code.co_filename, tb_line(tb))
         counts[key] = counts.get(key, 0) + 1
         tb = tb.tb_next
     (name, filename, line), repeats = max(counts.items(), key=lambda item: item[1])

@@ -75,3 +75,72 @@ def pytest_report_header(config):
     workers, started = config.stash[_SERIAL]
     return (f"autograd-katas: one process, not -n {workers}: {'no kata' if not started else 'one kata'} "
             "started yet, and a kata's tests share one worker, so workers would only add their start-up")
+
+
+# --- a worker that dies --------------------------------------------------------------------------
+
+def crash_sentence(slug, nodeid, worker):
+    test = nodeid.split("::", 1)[-1].rsplit("@", 1)[0]
+    return (f"crashed: the worker process {worker} died while it ran kata {slug} ({test}); "
+            "the kata's other tests were not run, the other katas were graded")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist's report of the test a dead worker was running: that kata's failure, with
+    a sentence naming it (the grading counts it like any kata test's report)."""
+    kata = manifest.kata_for_path(manifest.KATAS_DIR.parent / crashitem.split("::")[0])
+    if kata is None:
+        return
+    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+    report.kata = kata.slug
+    report.kata_message = report.kata_crash = report.longrepr = crash_sentence(kata.slug, crashitem, worker)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Kata runs (--dist loadgroup, set in plugin/__init__.py) get KataScheduling."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return kata_scheduling()(config, log)
+
+
+def kata_scheduling():
+    """pytest-xdist's loadgroup scheduling, where a kata's tests are one unit of work (one
+    worker runs them, in order) and a worker that dies costs the kata it was running and
+    nothing else:
+
+    - a kata is known by its folder in each test's id (the xdist_group mark alone did not
+      group them: the workers read their options before the plugin chose loadgroup, so they
+      never added the group to the ids, and each test was a unit of its own);
+    - the kata's other tests are not handed to another worker (each would only kill it too);
+    - a worker that replaces a dead one gets work once it has collected the tests
+      (pytest-xdist 3.8 handed it work before: `KeyError: <WorkerController gw3>`, an
+      INTERNALERROR that ended the run with no table).
+    """
+    from xdist.scheduler import LoadGroupScheduling
+
+    class KataScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            parts = nodeid.split("::")[0].split("/")
+            if len(parts) > 2 and parts[0] == manifest.KATAS_DIR.name:
+                return "/".join(parts[:2])  # katas/03_toposort
+            return super()._split_scope(nodeid)
+
+        def _reschedule(self, node):
+            if node in self.registered_collections:
+                super()._reschedule(node)
+
+        def remove_node(self, node):
+            workload = self.assigned_work.pop(node)
+            pending = [nodeid for unit in workload.values() for nodeid, done in unit.items() if not done]
+            if not pending:
+                return None
+            crashed = self._split_scope(pending[0])
+            self.workqueue.update({scope: unit for scope, unit in workload.items()
+                                   if scope != crashed and not all(unit.values())})
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return pending[0]
+
+    return KataScheduling

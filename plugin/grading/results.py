@@ -54,6 +54,9 @@ class KataResult:
     # collection (-k, --deselect, node ids, --lf), else told by `selected` (-x, --maxfail).
     selection: str = ""
     selected: int = 0  # the kata's graded tests (not speed tests) this run meant to run (0: unknown)
+    # Set by the supervisor of a supervised run: the sentence saying that the process died or
+    # was stopped while it graded this kata ("" when it was not).
+    crash: str = ""
 
     def add(self, result):
         previous = self.tests.get(result.nodeid)
@@ -75,6 +78,8 @@ class KataResult:
     def tested_status(self):
         """What the tests that ran say, as if they were all the kata's tests."""
         graded = self.graded
+        if self.crash:
+            return IN_PROGRESS
         if not graded or all(t.outcome == "todo" for t in graded):
             return NOT_STARTED
         if not self.flags and all(t.outcome == "passed" for t in self.tests.values() if t.outcome != "skipped"):
@@ -90,7 +95,10 @@ class KataResult:
 
     @property
     def partial(self):
-        """Why only part of the kata's tests ran ("" when all did)."""
+        """Why only part of the kata's tests ran ("" when all did, or when its grading crashed:
+        the crash says why the rest did not run)."""
+        if self.crash:
+            return ""
         if self.selection:
             return self.selection
         ran = sum(1 for t in self.tests.values() if not t.speed)

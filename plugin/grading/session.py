@@ -7,15 +7,14 @@ import functools
 
 import pytest
 
-from ..guards import integrity, interrupts, learner_output, partial_runs, patches, tamper, time_limit, tripwire
-from ..reports import json_report
-from . import outcomes, say_once
-from .hints import HintBook, load_hints
+from ..guards import (integrity, interrupts, learner_output, partial_runs, patches, stack_watch, tamper, time_limit,
+                      tracers, tripwire)
+from . import conclusion, outcomes, say_once
+from .hints import HintBook
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
 from ..state import KATA_KEY, STATUS_CACHE_KEY
 from .results import DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
-from .table import write_table
 
 
 
@@ -52,12 +51,15 @@ class Grading:
         self.hints = HintBook(getattr(config, "cache", None))
         self.chosen = []  # the katas named with --kata, in order
         self._chosen_slugs_cache = None
-        self.shipped = integrity.load_shipped()  # hashes of the shipped test files
+        self.shipped = integrity.anchored()  # hashes of the shipped test files, as installed
         self.collected = {}  # slug -> the kata's items before any deselection
         self.selection = {}  # slug -> (why only part of its tests run, or "", how many run)
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
         self.run_flags = []
         self.first_failures = {}  # slug -> the (file, line) of its first failure in file order so far
+        # A supervised run's child (plugin/supervisor/): the supervisor prints the table, writes
+        # the report and decides the exit status from what the child hands over.
+        self.supervised_child = config.getoption("kata_child_fd", None) is not None
 
     # --- collection ----------------------------------------------------------------------
 
@@ -171,6 +173,7 @@ class Grading:
     def pytest_runtest_makereport(self, item, call):
         kata = item.stash.get(KATA_KEY, None)
         if kata is not None:
+            outcomes.give_every_frame_a_line(call.excinfo)
             # No "apply this patch to your tests" section from hypothesis: the learner's task
             # is the piece, and the shrunk example is already in the failure.
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
@@ -282,10 +285,14 @@ class Grading:
         """What a report tells beyond its outcome: the kata's selection (partial runs), the
         reference pieces the learner's code ran, the grader's functions found replaced."""
         result.selection = result.selection or getattr(report, "kata_selection", "")
+        result.crash = result.crash or getattr(report, "kata_crash", "")  # a worker died (parallel.py)
         result.selected = max(result.selected, getattr(report, "kata_selected", 0))
-        for name in getattr(report, "kata_delegated", ()):
-            if tripwire.flag(name) not in result.flags:
-                result.flags.append(tripwire.flag(name))
+        found = [tripwire.flag(name) for name in getattr(report, "kata_delegated", ())]
+        if getattr(report, "kata_tracers", None):
+            found.append(tracers.flag(report.kata_tracers))
+        if getattr(report, "kata_stack_peek", None):  # a speed or growth test (grading/speed.py)
+            found.append(stack_watch.flag(report.kata_stack_peek))
+        result.flags.extend(flag for flag in dict.fromkeys(found) if flag not in result.flags)
         self.tampered.update(getattr(report, "kata_tampered", ()))
 
     # --- the end of the run ----------------------------------------------------------------
@@ -299,17 +306,11 @@ class Grading:
         if _is_xdist_worker(config):
             return
         if self._graded():
-            write_table(
-                terminalreporter,
-                self.results,
-                self.cached,
-                self._why_no_speed,
-                verbose=config.getoption("verbose") > 0,
-                run_flags=self.run_flags,
-            )
+            if not self.supervised_child:
+                conclusion.show_table(terminalreporter, config, self.results, self.cached, self.run_flags)
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
-        self._show_report(terminalreporter)
+        conclusion.show_report(terminalreporter, getattr(self, "report_outcome", None))
 
     def _graded(self):
         return bool(katas()) and (self.grading_katas or bool(self.results))
@@ -334,18 +335,6 @@ class Grading:
         if number == total:
             tr.write_line("(that was the last hint: the next step is the model solution in reference/solutions/, once the kata is done)")
 
-    def _show_report(self, tr):
-        outcome = getattr(self, "report_outcome", None)
-        if outcome is None:
-            return
-        path, replaced, error = outcome
-        if error:
-            tr.write_line(f"Could not write the report {path}: {error}", red=True)
-            return
-        tr.write_line(f"Report written to {path}")
-        if replaced:
-            tr.write_line(f"(it replaced a report of {replaced!r} at that path)", yellow=True)
-
     def _shorten_failures(self, tr):
         failed = tr.stats.get("failed", [])
         order = {k.slug: k.number for k in katas()}
@@ -365,17 +354,6 @@ class Grading:
                 report.longrepr = f"(shown in one line; -v shows it in full) {getattr(report, 'kata_message', '')}"
             seen.add(slug)
 
-    def _why_no_speed(self, kata, result):
-        if result is None:
-            return ""
-        if not _has_speed_test(kata):
-            return "no speed test for this kata"
-        if not any(t.speed for t in result.tests.values()):
-            return "speed tests not run" if result.status == DONE else "measured once the tests pass"
-        if not result.clean_so_far():
-            return "measured once the tests pass"
-        return "not measured in this run"
-
     def pytest_sessionfinish(self, session, exitstatus):
         # Everything that outlives the run happens here, on the controller under pytest-xdist
         # (its workers write nothing); the terminal summary, which comes later, only prints.
@@ -386,20 +364,17 @@ class Grading:
         if self.config.getoption("hint") and self._graded():
             kata = self._hint_kata()
             self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata))
-        path = self.config.getoption("kata_report")
-        if path:
-            self.report_outcome = self._write_report(path)
+        if self.supervised_child:
+            return  # the supervisor writes the report and decides the exit status
+        if self.config.getoption("kata_report"):
+            hints_used = {k.slug: self.hints.count(k) for k in katas()}
+            self.report_outcome = conclusion.write_report(self.config, self.results, self.cached, hints_used, self.run_flags)
             if self.report_outcome[2] and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written
 
         if self.config.getoption("kata_require_done") and session.exitstatus == 0:
-            if not self._chosen_done():
+            if not conclusion.chosen_done(self.chosen, self.results):
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _chosen_done(self):
-        """--kata-require-done: every kata chosen with --kata (else every kata) is done."""
-        chosen = self.chosen or katas()
-        return bool(chosen) and all(status_of(self.results, {}, k) == DONE for k in chosen)
 
     def _flag_the_run(self):
         """A run whose grader was changed proves nothing: every kata that ran is flagged."""
@@ -426,48 +401,8 @@ class Grading:
         self.config.cache.set(STATUS_CACHE_KEY, statuses)
         self.statuses = statuses
 
-    def _write_report(self, path):
-        """(path, the other learner whose report it replaced, error) after writing it."""
-        shown = katas()
-        data = json_report.build(
-            shown,
-            statuses={k.slug: status_of(self.results, self.cached, k) for k in shown},
-            results=self.results,
-            hints_used={k.slug: self.hints.count(k) for k in shown},
-            hints_total={k.slug: len(load_hints(k)) for k in shown},
-            learner=json_report.learner_name(self.config.getoption("kata_learner"), self.config.rootpath),
-            solution=self.config.getoption("solution"),
-            run_flags=self.run_flags,
-        )
-        if self.config.getoption("kata_report_format") == "gradescope":
-            data = self._gradescope(data)
-            if data is None:
-                return path, None, self.gradescope_error
-        try:
-            return path, json_report.write(path, data), ""
-        except OSError as exc:  # a bad path fails the report, never the grading
-            return path, None, f"{type(exc).__name__}: {exc.strerror or exc}"
-
-    def _gradescope(self, report):
-        from ..reports import gradescope
-
-        try:
-            settings = gradescope.course_settings(self.config.rootpath)
-        except ValueError as error:
-            self.gradescope_error = f"course settings: {error}"
-            return None
-        return gradescope.results(report, settings, per_test=self.config.getoption("kata_report_per_test"))
-
     def kata_result(self, kata):
         return self.results.setdefault(kata.slug, KataResult(kata.slug))
-
-
-# Test files whose results fill the speed column: time ratios, memory peaks, transfer counts.
-SPEED_COLUMN_FILES = ("test_*speed*.py", "test_*memory*.py", "test_*transfers*.py")
-
-
-def _has_speed_test(kata):
-    return any(any(kata.folder.glob(pattern)) for pattern in SPEED_COLUMN_FILES)
 
 
 def _is_speed_test(item):

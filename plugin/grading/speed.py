@@ -4,7 +4,10 @@ A kata's speed test takes the `speed` fixture, which parametrizes it over the tw
 The learner's run times both, interleaved (learner, reference, reference, learner, ...), so
 that whatever else the machine does hits both alike, and records the ratio of their best
 times with the spread of the pairwise ratios; the table shows it as a coarse class ("same
-speed", "2x slower"). The reference's run feeds pytest-benchmark when its options ask for it
+speed", "2x slower"). Times are the thread's CPU time, not the wall clock: while another
+process holds the core (a busy workshop laptop, a CI runner, a second xdist worker) the wall
+clock runs on and this one does not. Every timed call runs on a fresh workload built outside
+the timed region, and its result is checked (see Speed). The reference's run feeds pytest-benchmark when its options ask for it
 (its table and tooling), and otherwise only checks that the workload runs.
 
 A measured verdict is remembered in pytest's cache under the hash of the files it depends
@@ -27,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from reference import pieces as seam
 
-from ..guards import cycle_collector, tripwire
+from ..guards import cycle_collector, stack_watch, time_limit, tripwire
 from ..state import SPEED_CACHE_PREFIX
 from .say_once import benchmark_asked
 
@@ -36,19 +39,7 @@ REFERENCE_DIR = Path(seam.__file__).resolve().parent
 # A quadratic piece grows about `factor` (8) times faster than a linear one: 3 is far from both.
 RELATIVE_GROWTH_LIMIT = 3
 GROWTH_ATTEMPTS = 3  # measurements (best times pooled) before a growth verdict fails
-SAMPLE_S = 0.01  # each timed sample lasts at least this long (timer and scheduler noise)
-MAX_SPEED_S = 3.0  # the CPU seconds a very slow piece's samples may take in all ...
-MIN_PAIRS = 3  # ... above this many pairs
-
-
-def _timed(workload):
-    """The CPU time this thread spent in workload(). Not the wall clock: while another
-    process holds the core (a busy workshop laptop, a CI runner, a second xdist worker) the
-    wall clock runs on and this one does not, so the verdicts hold on a busy machine.
-    (Numpy's BLAS is held to this thread while timing: see Speed.__call__.)"""
-    start = time.thread_time()
-    workload()
-    return time.thread_time() - start
+SAMPLE_S = 0.001  # each timed sample lasts at least this long (the thread clock's resolution, noise)
 
 
 class _CollectorPaused(cycle_collector.paused):
@@ -110,7 +101,42 @@ class _Remembered:
             self.cache.set(self.key, {"source": self.source, "verdict": verdict})
 
 
+def _fresh(make, *args):
+    """One fresh workload from `make(*args)`: (call, check). `make` builds new objects (a
+    graph, inputs) and returns the function of no arguments to time, or (that function, a
+    check of its result); it runs outside the timed region, and outside the test's time limit."""
+    with time_limit.not_counted():
+        made = make(*args)
+    return made if isinstance(made, tuple) else (made, None)
+
+
+def _timed_batch(batch, watched):
+    """(the thread's CPU time of the calls of `batch`, their results); `watched`: the learner's
+    side, where a look at the call stack is noted (guards/stack_watch.py)."""
+    from ..manifest import learner_file_paths
+
+    guard = stack_watch.watching(learner_file_paths()) if watched else contextlib.nullcontext()
+    with guard:
+        start = time.thread_time()
+        results = [call() for call, _ in batch]
+        elapsed = time.thread_time() - start
+    return elapsed, results
+
+
+def _check(batch, results):
+    """Each timed call's result, checked by the workload's own check (outside the timed region)."""
+    for (_, check), result in zip(batch, results):
+        if check is not None:
+            check(result)
+
+
 class Speed:
+    """The `speed` fixture: `speed(make)`. Each timed call runs on a fresh workload that
+    `make()` built outside the timed region (new objects, new data), and its result is
+    checked: a piece that keeps an answer from an earlier call has nothing to reuse, and one
+    that would hand an earlier answer back fails the check. The learner's side is watched for
+    looks at the call stack (a piece that knows it is timed can behave otherwise)."""
+
     def __init__(self, request, kata, solution):
         self.request = request
         self.kata = kata
@@ -119,8 +145,8 @@ class Speed:
     def _record(self, **values):
         self.request.node.stash.setdefault(SPEED_KEY, {}).update(values)
 
-    def __call__(self, workload, budget=0.3):
-        """Measure workload() (a function of no arguments) against the reference's."""
+    def __call__(self, make, budget=0.3):
+        """Time the learner's piece against the reference's on fresh workloads from make()."""
         remembered = _Remembered(self.request, self.kata)
         if self.solution == "learner":
             verdict = remembered.get()
@@ -133,9 +159,10 @@ class Speed:
         # swings by 10x from one run to the next, and that would be read as the learner's doing.
         with seam.swapped(unguarded), threadpool_limits(limits=1, user_api="blas"), _CollectorPaused():
             if self.solution == "reference":
-                self._benchmark(workload, budget)
+                self._benchmark(make, budget)
                 return
-            verdict = self.interleaved(workload, budget)
+            verdict = self.interleaved(make, budget)
+        _refuse_if_it_looked(self.request)
         remembered.set(verdict)
         self._show(verdict)
 
@@ -143,20 +170,23 @@ class Speed:
         self._record(kata_speed={f"ratio:{self.request.node.name}": verdict["ratio"]},
                      kata_speed_note=note)
 
-    def _benchmark(self, workload, budget):
+    def _benchmark(self, make, budget):
         """The reference's side: pytest-benchmark's record when it is on, else one run."""
         benchmark = self.request.getfixturevalue("benchmark")
         if getattr(benchmark, "disabled", False) or not benchmark_asked(self.request.config):
-            workload()
+            batch = [_fresh(make)]
+            _check(batch, _timed_batch(batch, watched=False)[1])
             return
-        per_call = min(_timed(workload) for _ in range(2))
+        per_call = min(_timed_batch([_fresh(make)], watched=False)[0] for _ in range(2))
         rounds = int(min(50, max(3, budget / max(per_call, 1e-6))))
         benchmark.group = self.kata.slug
-        benchmark.pedantic(workload, rounds=rounds, iterations=1, warmup_rounds=1)
+        benchmark.pedantic(lambda call: call(), setup=lambda: ((_fresh(make)[0],), {}), rounds=rounds,
+                           iterations=1, warmup_rounds=1)
 
-    def interleaved(self, workload, budget):
+    def interleaved(self, make, budget):
         """{"ratio", "low", "high"}: the learner's best time over the reference's, both
-        timed in alternation; low and high are the quartiles of the pairwise ratios."""
+        timed in alternation, each sample on fresh workloads; low and high are the quartiles
+        of the pairwise ratios."""
         # The capstone (whole_engine) swaps every piece; another kata its own.
         reference = tripwire.unwired(seam.REFERENCE if self.kata.whole_engine else self.kata.pieces)
         # A kata of functions (09, 10) swaps its functions too: the test's `solution`.
@@ -166,34 +196,52 @@ class Speed:
 
         @contextlib.contextmanager
         def on_reference():
-            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
+            # The reference's side is the kit's own work: not counted against the test's limit.
+            with time_limit.not_counted(), seam.swapped(reference), (
+                    functions.using("reference") if functions else contextlib.nullcontext()):
                 yield
 
         with on_reference():
-            their_call = min(_timed(workload) for _ in range(2))
-        my_call = _timed(workload)
-        # Each side repeats the workload until a sample lasts SAMPLE_S, and the number of
-        # pairs fits the budget of the slower side: a correct piece 30 times slower than the
-        # reference, timed as often as the reference, took 30 times the budget (a correct
-        # learner's file ran past the test's time limit on a busy machine). A piece that slow
-        # is "much slower" on any count of pairs; MAX_SPEED_S bounds its cost.
-        repeats = [max(1, math.ceil(SAMPLE_S / max(call, 1e-7))) for call in (my_call, their_call)]
-        sample = max(my_call * repeats[0], their_call * repeats[1])
-        pairs = int(min(25, max(5, budget / sample), max(MIN_PAIRS, MAX_SPEED_S / sample)))
+            batch = [_fresh(make)]
+            per_call, results = _timed_batch(batch, watched=False)
+            _check(batch, results)
+        # A sample lasts SAMPLE_S at least (timer and scheduler noise), each call on its own
+        # workload: built before the sample, so a sample holds at most MAX_REPEATS of them.
+        repeats = min(MAX_REPEATS, max(1, math.ceil(SAMPLE_S / max(per_call, 1e-7))))
+        pairs = int(min(MAX_PAIRS, max(MIN_PAIRS, budget / (per_call * repeats))))
         mine, theirs = [], []
         for index in range(pairs):
             # Alternate who goes first: a cache warmed by one side must not favour the other.
             for side in ((0, 1) if index % 2 == 0 else (1, 0)):
+                batch = [_fresh(make) for _ in range(repeats)]
                 if side == 0:
-                    mine.append(_timed(lambda: [workload() for _ in range(repeats[0])]) / repeats[0])
+                    elapsed, results = _timed_batch(batch, watched=True)
+                    mine.append(elapsed)
                 else:
                     with on_reference():
-                        theirs.append(_timed(lambda: [workload() for _ in range(repeats[1])]) / repeats[1])
+                        elapsed, results = _timed_batch(batch, watched=False)
+                    theirs.append(elapsed)
+                _check(batch, results)
         # Best times: another process only ever adds time, so the minimum is what the code
         # costs; the pairwise ratios show how much the machine moved meanwhile.
         pairwise = sorted(m / t for m, t in zip(mine, theirs))
         quartile = len(pairwise) // 4
         return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
+
+
+# Pairs of samples: each sample is built afresh (a new graph costs more than sorting it), so
+# few, and the best of each side taken.
+MIN_PAIRS, MAX_PAIRS = 5, 7
+MAX_REPEATS = 16
+
+
+def _refuse_if_it_looked(request):
+    """No verdict for a piece that looked at the call stack while it was timed: the kata is
+    flagged (the flag travels on the report), and the test fails with the sentence."""
+    seen = stack_watch.take()
+    if seen:
+        request.node.stash.setdefault(SPEED_KEY, {}).update(kata_stack_peek=seen)
+        pytest.fail(stack_watch.flag(seen), pytrace=False)
 
 
 def report_verdict(request, verdict):
@@ -207,32 +255,36 @@ class Growth:
     """The `growth` fixture: a growth-class check, graded like a correctness test (a piece
     that is quadratic is wrong for a 100,000-node graph, however right its answers).
 
-    Time alone misleads: 8x the nodes can cost 20-30x the time in linear code once the
-    graph outgrows the CPU caches. So the learner's growth is compared with the reference
-    piece's growth on the same graphs, timed in alternation: a linear piece grows like the
-    reference (about 1x), a quadratic one about `factor` times faster. Each growth is taken
-    from best times of the thread's CPU time (another process adds none of it), and a verdict
-    of "quadratic" is measured again, up to GROWTH_ATTEMPTS times, with the best times pooled,
-    before it fails: a busy machine never fails linear code.
+    `growth(make, n)`: `make(size)` builds a fresh graph of about `size` nodes and returns the
+    call to time (or the call and a check of its result, as for `speed`). Time alone
+    misleads: 8x the nodes can cost 20-30x the time in linear code once the graph outgrows
+    the CPU caches. So the learner's growth is compared with the reference piece's growth on
+    graphs of the same sizes, timed in alternation: a linear piece grows like the reference
+    (about 1x), a quadratic one about `factor` times faster. Every timed call runs on a graph
+    of its own, built outside the timed region (a piece that keeps its answers has nothing to
+    reuse), its result checked. Each growth is taken from best times of the thread's CPU time
+    (another process adds none of it), and a verdict of "quadratic" is measured again, up to
+    GROWTH_ATTEMPTS times, with the best times pooled, before it fails: a busy machine never
+    fails linear code.
     """
 
     def __init__(self, request, kata):
         self.request = request
         self.kata = kata
 
-    def __call__(self, make_workload, n, factor=8, what="nodes"):
+    def __call__(self, make, n, factor=8, what="nodes"):
         remembered = _Remembered(self.request, self.kata)
         passed = remembered.get()
         if passed is not None:
             return passed["relative"]
-        small, large = make_workload(n), make_workload(n * factor)
         reference = tripwire.unwired(self.kata.pieces)
         best = {"mine": [math.inf, math.inf], "theirs": [math.inf, math.inf]}
         with _CollectorPaused(), threadpool_limits(limits=1, user_api="blas"):
             for _ in range(GROWTH_ATTEMPTS):
                 # Best times pooled over the attempts: each attempt can only bring every
                 # figure closer to what the code costs, never further.
-                mine, theirs = _interleaved_growth(small, large, factor, reference, best)
+                mine, theirs = _interleaved_growth(make, n, factor, reference, best)
+                _refuse_if_it_looked(self.request)
                 if mine / theirs <= RELATIVE_GROWTH_LIMIT:
                     remembered.set({"relative": mine / theirs})
                     return mine / theirs
@@ -241,6 +293,7 @@ class Growth:
             f"the reference's took {theirs:.0f}x)"
         )
         report_verdict(self.request, verdict)
+        time_limit.found_slow(self.kata, verdict)
         pytest.fail(
             f"{verdict}. Look for a list used as a set (`in` on a list), or work repeated "
             "per node.",
@@ -248,25 +301,27 @@ class Growth:
         )
 
 
-def _interleaved_growth(small, large, factor, reference, best, rounds=3):
+def _interleaved_growth(make, n, factor, reference, best, rounds=3):
     """(the learner's growth, the reference's): time(large) / time(small) for each, from the
-    best of `rounds` batches timed in alternation (and of the batches already in `best`, which
-    it updates), each batch long enough (20 ms) that scheduling noise stays small."""
-    reps = 1
-    while _timed(lambda: [small() for _ in range(reps)]) < 0.02 and reps < 4096:
-        reps *= 2
-    large_reps = max(1, reps // factor)
+    best of `rounds` samples timed in alternation (and of the samples already in `best`, which
+    it updates). A sample of the small size times `factor` graphs of their own, one call each,
+    so that it lasts as long as one call on the large graph."""
 
-    def batch(side, workload, count, slot):
-        elapsed = _timed(lambda: [workload() for _ in range(count)]) / count
-        best[side][slot] = min(best[side][slot], elapsed)
+    def sample(side, size, count, slot):
+        batch = [_fresh(make, size) for _ in range(count)]
+        if side == "mine":
+            elapsed, results = _timed_batch(batch, watched=True)
+        else:
+            with time_limit.not_counted(), seam.swapped(reference):  # the kit's own work
+                elapsed, results = _timed_batch(batch, watched=False)
+        _check(batch, results)
+        best[side][slot] = min(best[side][slot], elapsed / count)
 
     for _ in range(rounds):
-        batch("mine", small, reps, 0)
-        batch("mine", large, large_reps, 1)
-        with seam.swapped(reference):
-            batch("theirs", small, reps, 0)
-            batch("theirs", large, large_reps, 1)
+        sample("mine", n, factor, 0)
+        sample("mine", n * factor, 1, 1)
+        sample("theirs", n, factor, 0)
+        sample("theirs", n * factor, 1, 1)
     return tuple(best[side][1] / max(best[side][0], 1e-9) for side in ("mine", "theirs"))
 
 

@@ -40,6 +40,8 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
         else:
             tests = "not run"
             speed = f"-  {REMEMBERED}" if kata.slug in cached else "-"
+        if ran(result) and result.crash:  # a supervised run's process died or was stopped here
+            status = "timed out" if result.crash.startswith("timed out") else "crashed"
         rows.append((kata, tests, status, speed, result if ran(result) else None))
 
     width = max(len(k.slug) for k in katas()) if rows else 10
@@ -61,8 +63,11 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
             f"(pytest --kata {partial[0].number}, without -k, -x or test names).", yellow=True)
 
     done = sum(1 for s in statuses.values() if s == DONE)
+    remembered = sum(1 for k, *_, result in rows if result is None and statuses.get(k.slug) == DONE)
     tr.write_line("")
-    tr.write_line(f"Progress: {done} of {len(rows)} katas done", bold=True)
+    tr.write_line(f"Progress: {done} of {len(rows)} katas done"
+                  + (f" ({remembered} of them remembered from an earlier run; a report counts only what "
+                     "its own run graded)" if remembered else ""), bold=True)
     unfinished = next((k for k in katas() if statuses.get(k.slug) != DONE), None)
     if unfinished is None:
         tr.write_line("Every kata is done. Well built! Compare your pieces with the model solutions in reference/solutions/.", green=True)

@@ -13,21 +13,26 @@ These flag a kata (it is then not counted as done):
   the same at run time, however the reference piece was reached;
 - its test files (`test_*.py`, `conftest.py` in the kata's folder) differ from the shipped
   ones: plugin/shipped/shipped.json holds their sha256 (line endings normalised, so a Windows
-  checkout is not flagged).
+  checkout is not flagged), and the check trusts the copy of it that `pip install` put in the
+  installed package's metadata (shipped/shipped_backend.py): learner code that rewrites a
+  test file and the clone's shipped.json alike stays flagged until the test file is restored.
 
 This is a signpost for honest learners and their instructor, not a lock: a learner can edit
 the plugin too. (The hashes and the stubs are the kit's shipped data: plugin/shipped/.)
 """
 import ast
 
-from ..shipped import file_hash, graded_files, load_shipped
+from ..shipped import anchored, file_hash, graded_files
 
 FORBIDDEN = ("torch", "reference")
 IMPORT_ADVICE = "the kata counts once it uses the engine's API (from plugin import engine as ag)"
-TESTS_ADVICE = "the kata counts once its test files are the shipped ones"
+TESTS_ADVICE = ("the kata counts once its test files are the shipped ones (after updating the kit itself: "
+                "pip install -e . again)")
 PATCH_ADVICE = "the kata counts once its file changes nothing outside itself"
 DELEGATION_ADVICE = "the kata counts once its pieces are your own code, not the reference's"
 TAMPER_ADVICE = "no kata counts in a run whose grader was changed: remove what replaces it and run again"
+TRACER_ADVICE = "the kata counts once its code installs no profile or trace function"
+STACK_ADVICE = "the kata counts once its pieces do the same work wherever they are called from"
 BY_NAME = ("__import__", "import_module")  # imports by name
 FROM_STRING = ("exec", "eval", "compile")  # code run from a string
 
@@ -111,7 +116,7 @@ def _is_active(node):
 def tests_flags(kata, shipped=None):
     """Sentences naming the kata's test files that differ from the shipped ones; none for a
     kata the manifest does not know (a kata added since: the kit's own test catches that)."""
-    shipped = load_shipped() if shipped is None else shipped
+    shipped = anchored() if shipped is None else shipped
     expected = ((shipped or {}).get("katas", {}).get(kata.slug) or {}).get("tests")
     if not isinstance(expected, dict):
         return []
@@ -140,4 +145,8 @@ def advice(flag):
         return DELEGATION_ADVICE
     if flag.startswith("the grader's own"):
         return TAMPER_ADVICE
+    if flag.startswith("installs a profile"):
+        return TRACER_ADVICE
+    if flag.startswith("looks at the call stack"):
+        return STACK_ADVICE
     return IMPORT_ADVICE

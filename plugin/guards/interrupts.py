@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .time_limit import tb_line
+
 
 class RaisedInterrupt(Exception):
     """A learner's code raised KeyboardInterrupt (no Ctrl-C was pressed)."""
@@ -65,7 +67,7 @@ def as_failure(exc, learner_paths):
         path = Path(tb.tb_frame.f_code.co_filename)
         if path.suffix == ".py" and path.resolve() in learner_paths:
             name = tb.tb_frame.f_code.co_name
-            where = f" in {name} (katas/{path.parent.name}/{path.name}, line {tb.tb_lineno})"
+            where = f" in {name} (katas/{path.parent.name}/{path.name}, line {tb_line(tb)})"
         tb = tb.tb_next
     return RaisedInterrupt(
         f"raised KeyboardInterrupt{where}: that stops pytest itself, so only Ctrl-C should; "

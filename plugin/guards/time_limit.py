@@ -9,8 +9,12 @@ hypothesis lets through at once; the grader reports it as the test's failure.
 
 A breaker per piece: the piece that was running when the time ran out is remembered, and
 later calls into it in the same run fail at once with the same sentence instead of each
-waiting for the time limit again.
+waiting for the time limit again. A kata whose piece ran away, or was found quadratic by a
+growth check, fails its heavy tests (marked `heavy`: a 100,000-node graph) at once too, with
+that sentence: such a piece would only spend the whole time limit on each of them.
 """
+import contextlib
+import dis
 import functools
 import signal
 import threading
@@ -29,14 +33,49 @@ class RanAway(Skipped):
 
 # --- the breaker: pieces that ran away in this process ------------------------------------------
 
-TRIPPED = {}  # piece key -> the sentence its runaway call got
+TRIPPED = {}  # piece key (its file, its name) -> the sentence its runaway call got
 RUNNING = []  # keys of the learner pieces running now, innermost last
+SLOW = {}  # kata slug -> the growth verdict that found its piece quadratic
 
 
 def forget():
     """A new run (or a new checkout in the kit's own tests) starts with no piece tripped."""
     TRIPPED.clear()
     RUNNING.clear()
+    SLOW.clear()
+
+
+def found_slow(kata, sentence):
+    """A growth check found `kata`'s piece quadratic: its heavy tests fail at once from now on."""
+    SLOW.setdefault(kata.slug, sentence)
+
+
+def known_slow(kata, learner_paths):
+    """The sentence that already condemned `kata`'s pieces in this run (quadratic, or a piece
+    of its learner files that ran away; any learner file for the capstone), or None."""
+    if kata.slug in SLOW:
+        return SLOW[kata.slug]
+    files = learner_paths if kata.whole_engine else {kata.path.resolve()}
+    return next((sentence for (filename, _), sentence in TRIPPED.items()
+                 if filename and Path(filename).resolve() in files), None)
+
+
+HEAVY = "heavy"  # the marker of a kata test on a graph too big for a quadratic piece
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A heavy test of a kata already condemned in this run fails at once, with the sentence."""
+    from ..manifest import learner_file_paths
+    from ..state import KATA_KEY
+
+    kata = pyfuncitem.stash.get(KATA_KEY, None)
+    if kata is None or pyfuncitem.get_closest_marker(HEAVY) is None:
+        return None
+    sentence = known_slow(kata, learner_file_paths())
+    if sentence is not None:
+        raise RanAway(f"{sentence} (found earlier in this run: not tried again on this heavy test)")
+    return None
 
 
 def with_breaker(function, key):
@@ -70,6 +109,47 @@ def guard_methods(cls, learner_paths):
     return cls
 
 
+# --- where a frame is ---------------------------------------------------------------------------
+
+def line_of(code, lasti):
+    """The source line of the instruction at offset `lasti` of `code`. Python 3.11 gives some
+    instructions no line of their own (a loop's jump back: where a timer's signal lands in a
+    tight loop); they get the line of the nearest instruction before them."""
+    line = None
+    for offset, start in dis.findlinestarts(code):
+        if offset > lasti:
+            break
+        if start is not None:
+            line = start
+    return line if line is not None else code.co_firstlineno
+
+
+def frame_line(frame):
+    """The line a frame is at (never None, see line_of)."""
+    return frame.f_lineno if frame.f_lineno is not None else line_of(frame.f_code, frame.f_lasti)
+
+
+def tb_line(tb):
+    """The line of a traceback entry (never None, see line_of)."""
+    return tb.tb_lineno if tb.tb_lineno is not None else line_of(tb.tb_frame.f_code, tb.tb_lasti)
+
+
+def with_lines(tb):
+    """`tb` itself when each of its entries has a line, else a copy in which each has one
+    (see line_of): pytest cannot print an entry without a line, and stopped the whole run
+    with an internal error when the timer fired in a tight loop."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    if all(entry.tb_lineno is not None for entry in entries):
+        return entries[0] if entries else None
+    mended = None
+    for entry in reversed(entries):
+        mended = types.TracebackType(mended, entry.tb_frame, entry.tb_lasti, tb_line(entry))
+    return mended
+
+
 # --- the timer -------------------------------------------------------------------------------
 
 class _Timer:
@@ -80,7 +160,10 @@ class _Timer:
     loop): the test gets until twice the limit, and fails as soon as the learner's code
     runs again. Time spent importing a module other than the learner's (torch imports
     parts of itself on first use) is not counted, and no module is interrupted while it
-    imports: a half-imported module would break every later test. After the first RanAway,
+    imports: a half-imported module would break every later test; nor is the time the kit
+    spends on its own work inside a test (`not_counted`: the fresh workloads a speed or
+    growth check builds, the reference's timed side), though a piece that runs away in it is caught all the same. After
+    the first RanAway,
     every tick that finds the learner's code still running raises again, so a bare
     `except:` that swallowed it does not keep the test going."""
 
@@ -91,16 +174,25 @@ class _Timer:
         self.sentence = None  # set when the time ran out
         self.tick = min(max(timeout / 4, 0.05), 1.0)
         self.deadline = 0.0  # for code other than the learner's
+        self.learner_deadline = 0.0  # for the learner's code
         self.previous = None
 
     def start(self):
         self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
-        self.deadline = time.monotonic() + 2 * self.timeout
+        self.learner_deadline = time.monotonic() + self.timeout
+        self.deadline = self.learner_deadline + self.timeout
         signal.setitimer(signal.ITIMER_REAL, self.timeout, self.tick)
+        _CURRENT[:] = [self]
 
     def stop(self):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+        _CURRENT[:] = []
+
+    def extend(self, seconds):
+        """Push both deadlines back by `seconds` (the kit's own work, not counted)."""
+        self.learner_deadline += seconds
+        self.deadline += seconds
 
     def _on_alarm(self, signum, frame):
         if _debugging():
@@ -110,7 +202,8 @@ class _Timer:
             self.deadline += self.tick
             return
         if self.sentence is None:
-            if learner is None and time.monotonic() < self.deadline:
+            now = time.monotonic()
+            if now < self.learner_deadline or (learner is None and now < self.deadline):
                 return
             self.sentence = self._trip(learner)
             raise RanAway(self.sentence)
@@ -135,9 +228,9 @@ class _Timer:
         if frame is not None:
             path = Path(frame.f_code.co_filename)
             if frame.f_code.co_name == "<module>":  # the file is being imported
-                where = f" at line {frame.f_lineno} of the file's top-level code"
+                where = f" at line {frame_line(frame)} of the file's top-level code"
             else:
-                place = f"katas/{path.parent.name}/{path.name}, line {frame.f_lineno}"
+                place = f"katas/{path.parent.name}/{path.name}, line {frame_line(frame)}"
                 where = f" in {frame.f_code.co_name} ({place})"
         piece = RUNNING[-1] if RUNNING else None
         sentence = f"timed out after {self.timeout:g} s{where}: does it loop forever?"
@@ -148,6 +241,26 @@ class _Timer:
             sentence += f" (later calls to {name} in this run fail at once)"
             TRIPPED[piece] = sentence
         return sentence
+
+
+_CURRENT = []  # the _Timer of the kata test running now
+_NOT_COUNTED = []  # the not_counted blocks open now (they nest)
+
+
+@contextlib.contextmanager
+def not_counted():
+    """The kit's own work inside a kata test (a speed or growth check building the fresh graphs
+    it times, and timing the reference's side): its time is added to the test's limit
+    afterwards, so a busy machine does not fail a linear piece. A learner piece that runs
+    away inside it still meets the limit as it stood."""
+    began = time.monotonic()
+    _NOT_COUNTED.append(began)
+    try:
+        yield
+    finally:
+        _NOT_COUNTED.pop()
+        if _CURRENT and not _NOT_COUNTED:  # the outermost block counts its time, once
+            _CURRENT[0].extend(time.monotonic() - began)
 
 
 def _debugging():

@@ -15,7 +15,8 @@ next. A kata's points are `points` (10) unless the course sets its own, in the
     partial_credit = true                        # a kata not done: points x passed/total
 
 A flagged kata (it imports torch or the reference, its tests were changed, it delegated to
-the reference's piece) scores 0, and so does a kata whose tests did not all run.
+the reference's piece) scores 0, and so does a kata whose tests did not all run or whose
+grading crashed.
 See examples/gradescope/ for the autograder's setup.sh and run_autograder.
 """
 try:
@@ -84,7 +85,7 @@ def _earned(entry, points, settings):
         return 0.0
     if entry["status"] == "done":
         return points
-    if entry.get("flags") or entry.get("partial") or not entry.get("total"):
+    if entry.get("flags") or entry.get("partial") or entry.get("crashed") or not entry.get("total"):
         return 0.0
     if not settings["partial_credit"]:
         return 0.0

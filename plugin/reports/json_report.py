@@ -82,8 +82,9 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kata_entry(kata, status, result, hints_used, hints_total):
-    """The report's entry of one kata; `result` is None when its tests did not run."""
+def kata_entry(kata, status, result, hints_used, hints_total, remembered=""):
+    """The report's entry of one kata; `result` is None when its tests did not run (then
+    `remembered` is the status an earlier run left in pytest's cache, shown, never counted)."""
     missing = not kata.exists()
     ran = not missing and result is not None and bool(result.tests)
     tests = []
@@ -112,15 +113,22 @@ def kata_entry(kata, status, result, hints_used, hints_total):
         "partial": bool(ran and result.partial),
         "selection": result.partial if ran else "",
         "file_missing": missing,
+        "remembered": "" if ran else (remembered or ""),
+        "crashed": result.crash if ran else "",
         "tests": tests,
     }
 
 
-def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None, run_flags=()):
-    """The whole report as a dict (what write() saves). `run_flags` flag the whole run (the
-    grader's own functions replaced); the grading adds them to every kata that ran too."""
+def build(katas, statuses, results, hints_used, hints_total, learner, solution, time=None, run_flags=(),
+          remembered=None):
+    """The whole report as a dict (what write() saves). `statuses` are this run's (a kata it
+    did not grade is "not started"); `remembered` the statuses of earlier runs, shown for the
+    katas this run did not grade. `run_flags` flag the whole run (the grader's own functions
+    replaced); the grading adds them to every kata that ran too."""
+    remembered = remembered or {}
     entries = [
-        kata_entry(k, statuses[k.slug], results.get(k.slug), hints_used.get(k.slug, 0), hints_total.get(k.slug, 0))
+        kata_entry(k, statuses[k.slug], results.get(k.slug), hints_used.get(k.slug, 0), hints_total.get(k.slug, 0),
+                   remembered.get(k.slug, ""))
         for k in katas
     ]
     return {
@@ -137,11 +145,44 @@ def build(katas, statuses, results, hints_used, hints_total, learner, solution, 
     }
 
 
+MAX_REPORT_BYTES = 16 * 1024 * 1024  # a file this big is no report of the kit's
+
+
+def not_a_report(path):
+    """Why the file at `path` must not be replaced by a report ("" when it may: nothing is
+    there, or an empty file, or a report: the kit's JSON or Gradescope's results.json). A
+    learner's code or notes at a mistyped path are never overwritten."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return ""
+    if not path.is_file():
+        return "it is not a regular file"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REPORT_BYTES + 1)
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if not data.strip():
+        return ""
+    try:
+        document = json.loads(data) if len(data) <= MAX_REPORT_BYTES else None
+    except (ValueError, RecursionError):
+        document = None
+    if document == {} or isinstance(document, dict) and (
+            document.get("format") == FORMAT or isinstance(document.get("tests"), list) and "score" in document):
+        return ""
+    return "it is not a report (the kit's JSON, or Gradescope's results.json)"
+
+
 def write(path, data):
     """Save `data` at `path` atomically (a temporary file beside it, then a rename), creating
     its folders. Returns the learner of the report it replaced when that was someone else's
-    (the path is the user's choice: it is replaced, and the run says so), else None."""
+    (the path is the user's choice: it is replaced, and the run says so), else None. A file
+    there that is not a report is never replaced (OSError)."""
     path = Path(path)
+    why = not_a_report(path)
+    if why:
+        raise OSError(f"{path} is left as it is: {why}")
     path.parent.mkdir(parents=True, exist_ok=True)
     replaced = _learner_of(path)
     write_atomically(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))

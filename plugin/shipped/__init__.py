@@ -10,6 +10,10 @@ of date (see regenerate.py):
     python -m plugin.shipped --update     # rewrite shipped.json and stubs/
     python -m plugin.shipped --check      # exit 1 and say what is stale
 
+`pip install` copies shipped.json into the installed package's metadata (shipped_backend.py):
+that copy, which learner code does not rewrite in passing with a test file, is what the
+integrity check trusts (`anchored()`); `--update` refreshes it too.
+
 This module reads the record, and imports nothing of the plugin.
 """
 import ast
@@ -40,10 +44,47 @@ def load_shipped(path=None):
     """The shipped manifest ({"katas": {slug: {"tests": {...}, "stub": {...}}}}), or None
     when it is missing or unreadable."""
     try:
-        data = json.loads(Path(path or SHIPPED).read_text(encoding="utf-8"))
+        return _checked(json.loads(Path(path or SHIPPED).read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None
+
+
+def _checked(data):
     return data if isinstance(data, dict) and isinstance(data.get("katas"), dict) else None
+
+
+DISTRIBUTION = "autograd-katas"
+ANCHOR = "shipped.json"  # its name in the installed package's .dist-info folder
+
+
+def installed_record_path():
+    """Where `pip install` put the copy of shipped.json, in this interpreter's site-packages
+    (None when the kit is not installed there, or was installed without one). Only there: the
+    clone's own `autograd_katas.egg-info` (a build leaves one) comes first on sys.path."""
+    import sysconfig
+    from importlib import metadata
+
+    installed = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    for distribution in metadata.distributions(name=DISTRIBUTION):
+        folder = getattr(distribution, "_path", None)
+        if folder is None or Path(folder).resolve().parent not in installed:
+            continue
+        path = Path(folder) / ANCHOR
+        if path.is_file():
+            return path
+    return None
+
+
+def anchored():
+    """The shipped manifest the integrity check trusts: the copy installed with the kit, else
+    (a kit installed before it had one) the clone's shipped.json."""
+    path = installed_record_path()
+    if path is not None:
+        try:
+            return _checked(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+    return load_shipped()
 
 
 

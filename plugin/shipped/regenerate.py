@@ -1,5 +1,6 @@
 """Regenerate the kit's shipped data from katas/, or check that it is current: shipped.json
-(sha256 of each kata's test files and stub) and stubs/<slug>/ (a pristine copy of each
+(sha256 of each kata's test files and stub), its copy in the installed package's metadata
+(what the grader trusts; see shipped_backend.py) and stubs/<slug>/ (a pristine copy of each
 learner file). Run in the kit's repository, on the shipped stubs; a kit test
 (tests/test_workshop_integrity.py) fails while they are out of date:
 
@@ -47,6 +48,10 @@ def stale():
         copy = record.stub_copy(kata)
         if not copy.is_file() or record.file_hash(copy) != record.file_hash(kata.path):
             problems.append(f"stubs/{kata.slug}/{kata.learner_file} differs from katas/{kata.slug}/{kata.learner_file}")
+    installed = record.installed_record_path()
+    if installed is not None and shipped is not None and record.anchored() != shipped:
+        problems.append(f"the copy installed with the kit ({installed}) differs from {record.SHIPPED.name}: "
+                        "the grader checks the test files against it")
     return problems
 
 
@@ -72,7 +77,20 @@ def update():
     if not record.SHIPPED.is_file() or record.SHIPPED.read_text(encoding="utf-8") != text:
         record.SHIPPED.write_text(text, encoding="utf-8")
         lines.append(f"wrote {record.SHIPPED.relative_to(manifest.ROOT)}")
+    lines.extend(refresh_installed_copy(text))
     return lines or ["already up to date"]
+
+
+def refresh_installed_copy(text):
+    """The copy of shipped.json that `pip install` put in the installed package's metadata
+    (what the grader trusts) made the same as the new one."""
+    installed = record.installed_record_path()
+    if installed is None:
+        return [f"note: no copy of {record.SHIPPED.name} is installed with the kit; pip install -e . makes one"]
+    if installed.read_text(encoding="utf-8") == text:
+        return []
+    installed.write_text(text, encoding="utf-8")
+    return [f"refreshed the copy installed with the kit ({installed})"]
 
 
 def main(argv=None):

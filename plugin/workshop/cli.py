@@ -13,7 +13,9 @@
 
 Each command is a thin layer over what the kit already has: grading is `pytest` with the
 kit's options (the command line is printed first, so that it can be learned), the others
-are the workshop modules. Arguments after `--` go to pytest.
+are the workshop modules. Arguments after `--` go to pytest. The commands that grade run
+`pytest --kata-supervised`: pytest grades in a child process under a supervisor (hard time
+and memory limits, a crash costs one kata; plugin/supervisor/).
 
 Exit status: 0 done / all right, 1 not done (a test failed, or --require-done and the kata
 is not done), 2 a usage error (no such kata, a bad option).
@@ -27,6 +29,7 @@ EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 # Grading commands print only what a learner acts on: no tracebacks' short summary, the
 # table at the end (pytest -q still prints one dot per test).
 QUIET = ("-q", "--no-header", "-rN")
+SUPERVISED = "--kata-supervised"
 
 
 def _pytest(args, show=True):
@@ -52,15 +55,15 @@ def _kata_args(kata):
 
 
 def cmd_progress(args):
-    return _graded(_pytest([*QUIET, "--tb=no", *args.pytest_args]))
+    return _graded(_pytest([SUPERVISED, *QUIET, "--tb=no", *args.pytest_args]))
 
 
 def cmd_next(args):
-    return _graded(_pytest(["--kata", "next", *args.pytest_args]))
+    return _graded(_pytest([SUPERVISED, "--kata", "next", *args.pytest_args]))
 
 
 def cmd_check(args):
-    options = ["--kata", args.kata]
+    options = [SUPERVISED, "--kata", args.kata]
     if args.require_done:
         options.append("--kata-require-done")
     return _graded(_pytest([*options, *args.pytest_args]))
@@ -71,7 +74,7 @@ def cmd_hint(args):
 
 
 def cmd_report(args):
-    options = ["--kata-report", args.path]
+    options = [SUPERVISED, "--kata-report", args.path]
     if args.gradescope:
         options += ["--kata-report-format", "gradescope"]
     if args.per_test:

@@ -7,19 +7,25 @@ One row per learner (their latest report wins, by its `time`), one column per ka
 in progress or not started, with the speed ratio beside it and integrity flags marked `!`
 (the HTML page fits a 1024-pixel projector and shows every detail without hover, with the
 class's totals per kata). A file that is not a kata report is skipped
-with a warning naming it. Exit status: 0 when at least one report was merged, 1 when none
-was (or the HTML page could not be written), 2 for a usage error.
+with a warning naming it, and so is anything in a shared folder that is not a regular file
+(a FIFO, a link to a device) or is larger than a report can be. Each row names the report it
+shows; a learner with several reports, and a report dated in the future (which never wins
+over one that is not, and counts no kata as done), are noted under the table. Exit status:
+0 when at least one report was merged, 1 when none was (or the HTML page could not be
+written), 2 for a usage error.
 """
 import argparse
 import datetime
 import glob
 import html
 import json
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 
-from ..reports.json_report import FORMAT
+from ..reports.json_report import FORMAT, MAX_REPORT_BYTES
 
 VERSIONS = (1,)
 MARK = {"done": "done", "in progress": "in progress", "not started": "-"}
@@ -30,9 +36,11 @@ def load(path):
     run is a report of their progress (not one on the reference solution); a kata entry that
     is partial, flagged or whose learner file is missing is never counted as done."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_capped(path).decode("utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError("is not text (UTF-8)") from None
     except RecursionError:
         raise ValueError("is nested too deep to be a report") from None
     except ValueError as exc:
@@ -53,6 +61,28 @@ def load(path):
     for entry in data["katas"]:
         _check_entry(entry)
     return data
+
+
+def read_capped(path):
+    """The bytes of the regular file at `path`, at most MAX_REPORT_BYTES; ValueError for
+    anything else. The file is opened without waiting (a FIFO would block the scoreboard for
+    ever) and checked once open (no race between a look and the read)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("is not a regular file (a FIFO, a device, a folder?)")
+        chunks, size = [], 0
+        while size <= MAX_REPORT_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_REPORT_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_REPORT_BYTES:
+        raise ValueError(f"is larger than a report can be ({MAX_REPORT_BYTES // (1024 * 1024)} MB)")
+    return b"".join(chunks)
 
 
 STATUSES = ("not started", "in progress", "done")
@@ -78,6 +108,8 @@ def _check_entry(entry):
         raise ValueError(f"has flags of kata {name!r} that are not a list of sentences")
     if entry.get("status") == "done" and (entry.get("flags") or entry.get("partial") or entry.get("file_missing")):
         entry["status"] = "in progress"  # never shown as done: the entry says why not
+    if entry.get("ran") is False and entry.get("status") != "not started":
+        entry["status"] = "not started"  # a status remembered from an earlier run counts for nothing
 
 
 def _is_list_of(value, kind):
@@ -110,19 +142,49 @@ def expand(arguments):
     return paths
 
 
-def merge(paths, warn):
-    """{learner: their latest report}; `warn(line)` hears about every file skipped."""
-    latest = {}
+FUTURE_SLACK = datetime.timedelta(minutes=10)  # clocks differ a little; a report from 2099 is not that
+
+
+def merge(paths, warn, now=None):
+    """{learner: the report shown for them}; `warn(line)` hears about every file skipped.
+    The report shown is the latest by its `time` among those not dated in the future; each
+    keeps where it came from (`_path`), the learner's other reports (`_others`) and whether
+    it is dated in the future (`_future`: then none of its katas counts as done)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    found = {}
     for path in paths:
         try:
             data = load(path)
         except ValueError as why:
             warn(printable(f"warning: skipped {path}: it {why}"))
             continue
-        name = data["learner"]
-        if name not in latest or _parse_time(data["time"]) >= _parse_time(latest[name]["time"]):
-            latest[name] = data
-    return dict(sorted(latest.items(), key=lambda item: item[0].lower()))
+        data["_path"] = str(path)
+        data["_future"] = _parse_time(data["time"]) > now + FUTURE_SLACK
+        found.setdefault(data["learner"], []).append(data)
+    shown = {}
+    for name, reports in found.items():
+        data = max(reports, key=lambda d: (not d["_future"], _parse_time(d["time"])))
+        data["_others"] = [d["_path"] + (" (dated in the future)" if d["_future"] else "")
+                           for d in reports if d is not data]
+        if data["_future"]:
+            for entry in data["katas"]:
+                if entry.get("status") == "done":
+                    entry["status"] = "in progress"
+        shown[name] = data
+    return dict(sorted(shown.items(), key=lambda item: item[0].lower()))
+
+
+def notes(learners):
+    """Lines about the reports themselves: dated in the future, several for one learner."""
+    lines = []
+    for name, data in learners.items():
+        if data.get("_future"):
+            lines.append(f"{name}: the report {data['_path']} is dated in the future ({data['time']}): "
+                         "none of its katas counts as done")
+        if data.get("_others"):
+            lines.append(f"{name}: {1 + len(data['_others'])} reports; shown: {data['_path']} ({data['time']}); "
+                         f"not shown: {', '.join(data['_others'])}")
+    return lines
 
 
 def columns(learners):
@@ -185,11 +247,13 @@ def printable(text):
 
 
 def terminal_table(learners, slugs):
-    header = ["learner", *slugs, "done", "report time"]
+    header = ["learner", *slugs, "done", "report time", "report"]
     rows = [header]
     for name, data in learners.items():
         cells = [cell_text(_entry(data, slug)) for slug in slugs]
-        rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", str(data["time"])])
+        future = " (in the future!)" if data.get("_future") else ""
+        rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", f"{data['time']}{future}",
+                     Path(data.get("_path", "?")).name])
     rows = [[printable(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
@@ -198,6 +262,11 @@ def terminal_table(learners, slugs):
         lines.append("")
         lines.append("Flagged (not counted as done):")
         lines.extend(printable(f"  {name}, {slug}: {flag}") for name, slug, flag in flags)
+    about = notes(learners)
+    if about:
+        lines.append("")
+        lines.append("About the reports:")
+        lines.extend(printable(f"  {line}") for line in about)
     return "\n".join(lines)
 
 
@@ -278,8 +347,9 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=No
             classes = status.replace(" ", "-") + (" flagged" if entry.get("flags") else "")
             cell = html_cell(entry, numbered.get((name, slug)))
             cells.append(f'<td class="{e(classes)}" title="{e(cell_title(entry))}">{cell}</td>')
+        when = _short_time(data["time"]) + (" (future!)" if data.get("_future") else "")
         body.append(
-            f'<tr><th class="learner">{e(name)}<span class="small">{e(_short_time(data["time"]))}</span></th>'
+            f'<tr><th class="learner">{e(name)}<span class="small">{e(when)} {e(Path(data.get("_path", "")).name)}</span></th>'
             f'<td class="total">{done_count(data, slugs)}/{len(slugs)}</td>{"".join(cells)}</tr>'
         )
     totals = class_totals(learners, slugs)
@@ -298,6 +368,9 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=No
         for name, slug, flag in flags
     ]
     flags_html = f"<h2>Flagged (not counted as done)</h2><ul>{''.join(items)}</ul>" if items else ""
+    about = notes(learners)
+    if about:
+        flags_html += f"<h2>About the reports</h2><ul>{''.join(f'<li>{e(line)}</li>' for line in about)}</ul>"
     head = "".join(_kata_header(slug) for slug in slugs)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -307,7 +380,7 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=No
         f"of each of {len(learners)} learners. In a cell: \u2713 done, tests passed/total in "
         "progress, \u2013 not started; below it the speed against the reference (1.00x is as fast) "
         "and the hints used (2h); [n] is a flag, listed under the table.</p>"
-        f'<table><thead><tr><th class="learner">learner<span class="small">report time</span></th>'
+        f'<table><thead><tr><th class="learner">learner<span class="small">report time, file</span></th>'
         f"<th>done</th>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody>{foot}</table>{flags_html}</body></html>\n"
     )

@@ -5,9 +5,10 @@
     katas watch -- -v     # arguments after -- go to pytest
 
 It polls the modification times of the katas' .py files (no extra dependency), and when a
-file of kata K changes, clears the screen and runs `python -m pytest --kata K` again (with
---kata N, only kata N's folder is watched). Ctrl-C stops it cleanly (exit status 0); so does
-SIGTERM (a closed terminal tab, `kill`), which stops a pytest run in progress too.
+file of kata K changes, clears the screen and runs `python -m pytest --kata-supervised --kata K`
+again, supervised as `katas check` is (with --kata N, only kata N's folder is watched).
+Ctrl-C stops it cleanly (exit status 0); so does SIGTERM (a closed terminal tab, `kill`),
+which stops a pytest run in progress too.
 """
 import argparse
 import shlex
@@ -54,13 +55,16 @@ def _on_terminate(signum, frame):
     raise Terminated(signal.Signals(signum).name)
 
 
+SUPERVISED = "--kata-supervised"  # grade under the supervisor (plugin/supervisor/), as `katas` does
+
+
 def run_pytest(spec, extra, root):
-    command = [sys.executable, "-m", "pytest", "--kata", str(spec), *extra]
+    command = [sys.executable, "-m", "pytest", SUPERVISED, "--kata", str(spec), *extra]
     if sys.stdout.isatty():
         print(CLEAR, end="", flush=True)
     else:
         print("=" * 70, flush=True)
-    print("$ " + shlex.join(["pytest", "--kata", str(spec), *extra]), flush=True)
+    print("$ " + shlex.join(["pytest", SUPERVISED, "--kata", str(spec), *extra]), flush=True)
     process = subprocess.Popen(command, cwd=root)
     try:
         return process.wait()

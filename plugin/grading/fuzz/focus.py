@@ -897,6 +897,8 @@ class Saved(Focus):
 
 # --- kata 08: devices ---------------------------------------------------------------------------------
 
+# The strings whose errors the kata's tests check in torch's words (test_devices.py), valid or not.
+WORDED_STRINGS = {"cpu", "cuda", "cuda:0", "cuda:1", "gpu", "cuda:x", "cuda:-1", "cuda:01", "cuda:"}
 DEVICE_STRINGS = ["cpu", "cuda", "cuda:0", "cuda:1", "cpu:0", "cpu:1", "cuda:", "cuda:01", "cuda:-1", "cuda:x",
                   "gpu", "gpu:0", "gpu:x", "CUDA", "", " cuda", "cuda:1 ", "cuda:0:1", "cuda:1:2", "cuda:+1",
                   "cuda: 1", "cuda:\u00b2", "cuda:\u0661", "Cuda:0", "cuda0", ":0", "cpu:", "cuda:2", "cuda:10"]
@@ -930,14 +932,22 @@ class Devices(Focus):
     def device_string(self):
         name = "_" + self.new_name("d")
         text = self.pick(DEVICE_STRINGS).encode().decode("unicode_escape")
-        step = self.device_step(f"{name} = DEVICE({text!r})")
+        make = f"{name} = DEVICE({text!r})"
+        if text not in WORDED_STRINGS:
+            # torch's words are the contract only for the strings the kata lists; any other
+            # string torch refuses must be refused, in whatever words
+            make = (f"try:\n    {make}\nexcept RuntimeError:\n"
+                    "    raise RuntimeError('refused (its words are checked for the listed strings)')")
+        step = self.device_step(make)
         seen = f"{name[1:]} = ({name}.type, {name}.index, str({name}), repr({name}))"
         return Step(step.code + "\n" + seen, step.torch_code + "\n" + seen)
 
     def device_parts(self):
         name = "_" + self.new_name("d")
-        kind = self.pick(["cuda", "cpu", "cuda:0", "gpu"])
-        index = self.pick(["0", "1", "-1", "2"])
+        # no "cuda:0" with an index: torch refuses it, but the kata's contract names only bad
+        # strings, and a correct Device that takes the second index is no learner's mistake
+        kind = self.pick(["cuda", "cpu", "gpu"])
+        index = self.pick(["0", "1", "2"])  # a negative index: torch refuses it, the contract is silent
         step = self.device_step(f"{name} = DEVICE({kind!r}, {index})")
         seen = f"{name[1:]} = ({name}.type, {name}.index, str({name}))"
         return Step(step.code + "\n" + seen, step.torch_code + "\n" + seen)
