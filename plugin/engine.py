@@ -13,6 +13,7 @@ from reference import (  # noqa: F401
     cuda,
     device,
     double,
+    empty_like,
     enable_grad,
     float,
     float32,
