@@ -85,23 +85,7 @@ def topological_order(roots):
     if key not in _orders:
         _orders[key] = _sorted(roots)
     return list(_orders[key])
-
-
-def _sorted(roots):
-    order, seen = [], set()
-    for root in roots:
-        stack = [(root, False)] if root is not None else []
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-            elif node not in seen:
-                seen.add(node)
-                stack.append((node, True))
-                stack.extend((c, False) for c, _ in node.next_functions if c is not None and c not in seen)
-    order.reverse()
-    return order
-"""
+""" + DEPTH_FIRST_TOPOSORT.replace("def topological_order(", "def _sorted(")
 
 MUTANTS = [
     # "roots may hold None (skip it) and the same node twice"
