@@ -731,7 +731,9 @@ def _expanded_shape(x, target):
         )
     offset = len(target) - len(shape)
     result = []
-    for i, size in enumerate(target):
+    # From the last dimension to the first, as torch checks them: the error names the last
+    # dimension that does not fit.
+    for i, size in reversed(list(enumerate(target))):
         if i < offset:
             if size < 0:
                 raise RuntimeError(
@@ -745,10 +747,10 @@ def _expanded_shape(x, target):
                     f"The expanded size of the tensor ({size}) must match the existing size ({existing}) at "
                     f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: {list(shape)}"
                 )
-        if size < 0:
-            raise RuntimeError("numel: integer multiplication overflow")
         result.append(size)
-    return tuple(result)
+    if any(size < 0 for size in result):
+        raise RuntimeError("numel: integer multiplication overflow")
+    return tuple(reversed(result))
 
 
 def _broadcast_view(array, shape):

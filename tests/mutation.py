@@ -119,7 +119,9 @@ def assert_reads_right(result, kata, source, what):
     out = result.stdout.str()
     assert message, f"{what}: no first failure in the table:\n{out}"
     words = re.findall(r"[A-Za-z]{2,}", message)
-    assert len(words) >= 4 and not message.rstrip("…").endswith(":"), f"{what}: a wordless first failure: {message!r}"
+    # a heading ends with a colon; a long sentence the table cut short may end at one too
+    heading = message.endswith(":") or (message.endswith(":…") and len(words) < 8)
+    assert len(words) >= 4 and not heading, f"{what}: a wordless first failure: {message!r}"
     assert not message.startswith(WORDLESS), f"{what}: a wordless first failure: {message!r}"
     assert not BARE_EXCEPTION.match(message), f"{what}: a bare Python exception as first failure: {message!r}\n{out}"
     yours = set(re.findall(r"\byour (\w+)", message)) - NOT_PIECES

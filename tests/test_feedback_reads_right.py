@@ -135,7 +135,8 @@ def test_a_pass_without_grad_mode_off_says_grad_mode(pytester):
                            "    if True:  # grad mode left as it is\n")
     assert "grad mode" in lines[0], lines
     assert all("grad mode" in line for line in lines if "requires_grad is True, torch's is False" in line), lines
-    assert any("grad mode as a hook saw it" in line and "torch gives [False, True], the engine [True, True]" in line
+    # the hook's view of grad mode in a pass without create_graph: torch's off, the engine's on
+    assert any(re.search(r"grad mode as a hook saw it.*torch gives \[False, .*\], the engine \[True, ", line)
                for line in lines), lines
 
 

@@ -260,7 +260,8 @@ MUTANTS = [
            "        for node in order:\n            grad = buffers.pop(node, None)\n",
            "        ran = []\n        for node in order:\n            if node in ran:  # each node runs once\n"
            "                continue\n            ran.append(node)\n            grad = buffers.pop(node, None)\n",
-           expect="node comparisons made by searching lists"),
+           # the timed growth check may see it first: it is quadratic on a deep chain too
+           expect="looks quadratic"),
 ]
 
 

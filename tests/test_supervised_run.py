@@ -159,7 +159,8 @@ def test_a_live_thread_does_not_keep_the_run_alive(pytester):
     result = supervised(pytester)
     out = result.stdout.str()
     assert result.ret == 0, out
-    assert kata_row(result, "03_toposort") == ("0/12", "not started"), out
+    tests, status = kata_row(result, "03_toposort")
+    assert tests.startswith("0/") and status == "not started", out
     assert "did not end after grading" in out
 
 
