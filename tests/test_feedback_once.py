@@ -1,6 +1,6 @@
 """Say it once (issue 15, section 2): the hint, an import error and pytest-benchmark's output
 are shown once, not under every failure."""
-from kit import learner_source, make_checkout, write_learner_file
+from kit import DEPTH_FIRST_TOPOSORT, learner_source, make_checkout, write_learner_file
 
 KATA = "01_elementwise_rules"
 SIGN_ERROR = learner_source("rules").replace("return grad, -grad", "return grad, grad")
@@ -96,27 +96,8 @@ def test_no_benchmark_warning_under_xdist(checkout):
 # --- the blind walk-through (issues 27, 31): one mistake met by many tests ---------------------
 
 # A depth-first search that reads next_functions' (node, input_nr) pairs as nodes.
-EDGES_AS_NODES = '''
-def topological_order(roots):
-    visited, post_order = set(), []
-    for root in roots:
-        if root is None or root in visited:
-            continue
-        visited.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            node, edges = stack[-1]
-            for child in edges:
-                if child is not None and child not in visited:
-                    visited.add(child)
-                    stack.append((child, iter(child.next_functions)))
-                    break
-            else:
-                stack.pop()
-                post_order.append(node)
-    post_order.reverse()
-    return post_order
-'''
+EDGES_AS_NODES = DEPTH_FIRST_TOPOSORT.replace("for child, _ in edges:", "for child in edges:")
+assert EDGES_AS_NODES != DEPTH_FIRST_TOPOSORT
 
 
 def test_tests_failing_with_the_same_words_share_one_line(pytester):

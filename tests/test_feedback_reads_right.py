@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import reference
-from kit import kata_row, learner_source, make_checkout, write_learner_file
+from kit import DEPTH_FIRST_TOPOSORT, kata_row, learner_source, make_checkout, write_learner_file
 from mutation import BARE_EXCEPTION, NOT_PIECES
 from plugin.grading.oracle import KataMismatch, Oracle
 from plugin.grading.one_line import one_line
@@ -74,26 +74,8 @@ def test_a_wrong_rule_shows_the_gradient_it_received(oracle):
 # --- kata 03: an order that is not reversed ------------------------------------------------------
 
 # A depth-first search that forgets to reverse its post-order (leaves first).
-UNREVERSED_POST_ORDER = '''
-def topological_order(roots):
-    visited, post_order = set(), []
-    for root in roots:
-        if root is None or root in visited:
-            continue
-        visited.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            node, edges = stack[-1]
-            for child, _ in edges:
-                if child is not None and child not in visited:
-                    visited.add(child)
-                    stack.append((child, iter(child.next_functions)))
-                    break
-            else:
-                stack.pop()
-                post_order.append(node)
-    return post_order
-'''
+UNREVERSED_POST_ORDER = DEPTH_FIRST_TOPOSORT.replace("    post_order.reverse()\n", "")
+assert UNREVERSED_POST_ORDER != DEPTH_FIRST_TOPOSORT
 
 
 def test_an_unreversed_order_never_shows_the_tests_own_exception(pytester):
