@@ -1,8 +1,10 @@
 """The feedback table printed at the end of every run."""
+from ..edition import has_model_solution
 from ..guards.integrity import advice
 from ..manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, ran, status_of
 from ..guards.partial_runs import missing_file
+from . import course
 from .speed import speed_class
 
 STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}}
@@ -91,10 +93,14 @@ def _notes(kata, status, result, verbose):
     for flag in result.flags:
         yield f"flagged: {flag}; {advice(flag)}"
     blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")
-    if status == NOT_STARTED and blocked:
+    if blocked:  # the katas (or the piece of one) to finish first
         yield blocked
+    note = course.table_note(kata)
+    if note:
+        yield note
     if status == DONE and kata.reference_module:
-        yield f"done: compare with the reference solution in {kata.reference_module}"
+        yield (f"done: compare with the reference solution in {kata.reference_module}" if has_model_solution(kata)
+               else "done: its model solution comes with a later release of the course")
     failures = [t for t in result.ordered() if t.outcome == "failed"]
     for test in failures[: None if verbose else 1]:
         yield f"first failure: {test.message}" if test is failures[0] else f"also: {test.message}"
