@@ -6,6 +6,7 @@ works on a copy of it and runs pytest in that copy's folder, with its own rootdi
 student's clone runs it.
 """
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -225,14 +226,68 @@ def test_a_wrong_kata_04_is_not_done(student):
 
 
 def test_a_kata_that_needs_a_piece_not_written_yet_is_blocked_naming_it(student):
+    """A student who wrote kata 04 only, graded as a fresh clone runs it (plain `pytest`,
+    every kata): no failure, the table, kata 04 not done but blocked, naming the piece."""
     write_pieces(student, "04_accumulation")  # kata 04 is right, but 05-08 are still stubs
-    result, rows = grade(student, "--kata", "4")
+    result, rows = grade(student)
     out = result.stdout
     assert result.returncode == 0, out  # to-dos, not failures
+    assert "failed" not in out.splitlines()[-1] and "INTERNALERROR" not in out + result.stderr, out
+    assert sorted(rows) == [k.slug for k in manifest.ALL_KATAS], out
     assert rows["04_accumulation"][1] != "done", out
-    assert "failed" not in result.stdout.splitlines()[-1], out
+    assert all(status == "not started" for slug, (_, status) in rows.items() if slug != "04_accumulation"), out
     blocked = next(line.strip() for line in out.splitlines() if line.strip().startswith("blocked: needs "))
     piece, kata = blocked.split()[2], blocked.split()[5]
     assert kata in ENGINE_PASS, blocked
     assert piece.split(".")[0] in PIECE_FILES[kata].pieces, blocked  # a piece of that kata, by name
     assert "not written yet" in blocked and "Traceback" not in out
+
+
+# --- the autograder side, and releases --------------------------------------------------------------
+
+def test_the_autograder_copy_grades_a_submission_against_the_full_reference(tmp_path):
+    """`katas edition --autograder`: the full kit with setup.sh and run_autograder at its top,
+    as Gradescope unpacks the zip in /autograder/source; a student's kata 04 alone is graded on
+    the reference for the rest (no blocked kata), and results.json follows the schema."""
+    from test_workshop_cli import SCHEMA, validate
+
+    root = tmp_path / "autograder"
+    assert writer.main([str(root / "source"), "--autograder"]) == 0
+    source = root / "source"
+    assert (source / "setup.sh").is_file() and os.access(source / "run_autograder", os.X_OK)
+    assert sorted(p.name for p in (source / "reference" / "solutions").glob("*.py")) == sorted(
+        [Path(k.reference_module).name for k in manifest.ALL_KATAS] + ["__init__.py"])
+    assert not (source / "tests").exists() and not (source / RECORD).exists()
+    submitted = root / "submission" / "katas" / "04_accumulation"
+    submitted.mkdir(parents=True)
+    (submitted / "accumulate.py").write_text(learner_source("accumulate"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
+    subprocess.run([str(source / "run_autograder")], env=dict(env, AUTOGRADER_ROOT=str(root), PYTHON=sys.executable,
+                                                             PYTHONPATH=str(source)),
+                   capture_output=True, text=True, timeout=600, check=True)
+    results = json.loads((root / "results" / "results.json").read_text())
+    validate(results, SCHEMA)
+    scores = {t["name"]: (t["score"], t["max_score"]) for t in results["tests"]}
+    assert scores["04_accumulation"] == (10, 10), results
+    assert scores["05_seeding"] == (0, 10)
+
+
+def test_a_release_adds_the_model_solution_and_never_touches_the_students_files(edition, tmp_path):
+    folder = tmp_path / "student"
+    shutil.copytree(edition, folder)
+    mine = folder / "katas" / "04_accumulation" / "accumulate.py"
+    mine.write_text("# my own work in progress\n")
+    before = {p: p.read_bytes() for p in (folder / "katas").rglob("*") if p.is_file()}
+    assert writer.release_main(["4", str(folder)]) == 0
+    assert {p: p.read_bytes() for p in (folder / "katas").rglob("*") if p.is_file()} == before
+    assert (folder / "reference" / "solutions" / "accumulate.py").read_bytes() == (
+        REPO / "reference" / "solutions" / "accumulate.py").read_bytes()
+    assert json.loads((folder / RECORD).read_text())["released"] == [1, 2, 3, 4]
+    log = subprocess.run(["git", "log", "--format=%s", "--name-only", "-1"], cwd=folder, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert "reference/solutions/accumulate.py" in log and "edition.json" in log and len(log) == 9, log
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=folder, capture_output=True, text=True).stdout
+    assert status.strip() == "M katas/04_accumulation/accumulate.py"  # the student's change, left as it was
+    assert writer.release_main(["42", str(folder)]) == 2
+    assert writer.release_main(["5", str(tmp_path)]) == 2  # not an edition
+    assert not (folder / "reference" / "solutions" / "seeding.py").exists()

@@ -12,6 +12,8 @@
     katas scoreboard REPORTS... [--html FILE]   the class's reports as one table
     katas edition OUT/ [--released 01,02]       a course's student copy, without the model
                                  solutions of the katas not released yet
+    katas edition --autograder OUT/              Gradescope's autograder for it: the full kit
+    katas release K EDITION/     add kata K's model solution to an edition (commits it)
 
 Each command is a thin layer over what the kit already has: grading is `pytest` with the
 kit's options (the command line is printed first, so that it can be learned), the others
@@ -107,7 +109,13 @@ def cmd_scoreboard(args):
 def cmd_edition(args):
     from . import edition
 
-    return edition.main([args.out, "--released", args.released])
+    return edition.main([args.out, "--released", args.released, *(["--autograder"] if args.autograder else [])])
+
+
+def cmd_release(args):
+    from . import edition
+
+    return edition.release_main([args.katas, args.edition])
 
 
 def parser():
@@ -149,6 +157,11 @@ def parser():
     edition.add_argument("out", help="the folder to write (new, or empty)")
     edition.add_argument("--released", default="", metavar="KATAS",
                          help="the katas whose model solutions it holds: 01,02,03, 1-3 or names (default: none)")
+    edition.add_argument("--autograder", action="store_true",
+                         help="write Gradescope's autograder instead: the full kit, setup.sh, run_autograder")
+    release = command("release", cmd_release, "add katas' model solutions to a course edition, and commit them")
+    release.add_argument("katas", help="the katas to release: 4, 04,05, 4-5 or names")
+    release.add_argument("edition", help="the edition's folder (the course's template repository, or a student's)")
     return top
 
 
