@@ -157,6 +157,34 @@ def test_ranges_names_and_numbers_name_the_same_katas():
     assert writer.released_katas("") == []
 
 
+# --- the core without kata 08's model solution --------------------------------------------------------
+
+def test_ag_device_is_the_active_device_piece_and_tensors_keep_the_cores_record():
+    """The core imports no model solution: `ag.device` is whichever Device piece is active (the
+    model solution's in the kit, a learner's while it is graded), and a tensor's device is the
+    core's own record, equal to the piece's devices and to the string that names it."""
+    import reference as ag
+    from plugin import engine
+    from reference.device_record import DeviceRecord
+
+    model = ag.pieces.REFERENCE["Device"]
+    assert ag.device is engine.device is model
+
+    class Mine(model):
+        pass
+
+    with ag.pieces.swapped({"Device": Mine}):
+        assert ag.device is Mine and engine.device is Mine
+        moved = ag.tensor([1.0]).to(Mine("cuda:1"))
+        assert type(moved.device) is DeviceRecord
+        assert moved.device == "cuda:1" and moved.device == Mine("cuda", 1) and moved.device != "cuda:0"
+        assert moved.device != "gpu"  # no device at all: not equal, no error
+        assert hash(moved.device) == hash(Mine("cuda:1"))
+        assert (str(moved.device), repr(moved.device)) == ("cuda:1", "device(type='cuda', index=1)")
+        assert repr(ag.tensor([1.0]).device) == "device(type='cpu')"
+    assert ag.device is model
+
+
 # --- grading in the edition ------------------------------------------------------------------------
 
 def grade(folder, *args):
