@@ -4,8 +4,10 @@ Each run is a subprocess (the time limit is a signal, and a hang must stay a fai
 this test, not of the kit's whole suite), with a small --kata-timeout and a generous limit
 on the subprocess itself, so that a busy machine is slow but never wrong.
 """
+import contextlib
 import json
 import re
+import time
 
 import pytest
 
@@ -93,6 +95,9 @@ def check_runaway_run(pytester, result):
     statuses = {k["kata"]: k["status"] for k in report["katas"]}
     assert statuses["03_toposort"] == "in progress" and statuses["04_accumulation"] == "not started"
     assert "Report written to" in out
+    # The breaker's record of a piece that ran away is the grader's own state, not a setting
+    # that learner code changed: the run is not flagged.
+    assert report["flags"] == [] and "This run is flagged" not in out, report["flags"]
 
 
 def test_an_endless_loop_under_hypothesis_fails_its_tests_and_the_run_goes_on(pytester):
@@ -152,3 +157,43 @@ def test_a_method_of_a_learner_class_that_loops_forever_waits_once(pytester):
     assert re.search(r"timed out after 2 s in unpack \(katas/07_retain_graph/saved.py, line \d+\): "
                      r"does it loop forever\? \(later calls to SavedTensors.unpack in this run fail at once\)", out), out
     assert len([t for t in slow_tests(result, 0.9 * LIMIT) if t in failed]) <= 3, out
+
+
+BUSY = '''
+import time
+
+
+def busy(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+'''
+
+
+def test_the_kits_own_work_in_a_test_is_not_counted_against_its_limit(tmp_path):
+    """A speed or growth check builds a fresh graph for every timed call (`not_counted`): on
+    a busy machine that took most of a test's limit, and a linear piece timed out after it."""
+    from plugin.guards import time_limit
+
+    learner = tmp_path / "piece.py"
+    learner.write_text(BUSY)
+    namespace = {}
+    exec(compile(BUSY, str(learner), "exec"), namespace)  # noqa: S102 (a learner file's function)
+    busy = namespace["busy"]
+
+    def timed(kits_work, counted):
+        timer = time_limit._Timer(None, 1.0, {learner.resolve()})
+        timer.start()
+        try:
+            with (contextlib.nullcontext() if counted else time_limit.not_counted()):
+                time.sleep(kits_work)  # past the limit, within twice it (not the learner's code)
+            busy(0.5)  # then the learner's piece runs for half the limit
+        finally:
+            timer.stop()
+
+    try:
+        timed(1.5, counted=False)
+    except time_limit.RanAway as exc:  # a skip-type outcome: made this test's failure
+        pytest.fail(f"the kit's own work was counted: {exc}")
+    with pytest.raises(time_limit.RanAway, match="timed out after 1 s in busy"):
+        timed(1.5, counted=True)

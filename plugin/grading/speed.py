@@ -105,8 +105,9 @@ class _Remembered:
 def _fresh(make, *args):
     """One fresh workload from `make(*args)`: (call, check). `make` builds new objects (a
     graph, inputs) and returns the function of no arguments to time, or (that function, a
-    check of its result); it runs outside the timed region."""
-    made = make(*args)
+    check of its result); it runs outside the timed region, and outside the test's time limit."""
+    with time_limit.not_counted():
+        made = make(*args)
     return made if isinstance(made, tuple) else (made, None)
 
 
@@ -198,7 +199,9 @@ class Speed:
 
         @contextlib.contextmanager
         def on_reference():
-            with seam.swapped(reference), (functions.using("reference") if functions else contextlib.nullcontext()):
+            # The reference's side is the kit's own work: not counted against the test's limit.
+            with time_limit.not_counted(), seam.swapped(reference), (
+                    functions.using("reference") if functions else contextlib.nullcontext()):
                 yield
 
         with on_reference():
@@ -323,7 +326,7 @@ def _interleaved_growth(make, n, factor, reference, best, rounds=3):
         if side == "mine":
             elapsed, results = _timed_batch(batch, watched=True)
         else:
-            with seam.swapped(reference):
+            with time_limit.not_counted(), seam.swapped(reference):  # the kit's own work
                 elapsed, results = _timed_batch(batch, watched=False)
         _check(batch, results)
         best[side][slot] = min(best[side][slot], elapsed / count)

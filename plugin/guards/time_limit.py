@@ -13,6 +13,7 @@ waiting for the time limit again. A kata whose piece ran away, or was found quad
 growth check, fails its heavy tests (marked `heavy`: a 100,000-node graph) at once too, with
 that sentence: such a piece would only spend the whole time limit on each of them.
 """
+import contextlib
 import dis
 import functools
 import signal
@@ -159,7 +160,10 @@ class _Timer:
     loop): the test gets until twice the limit, and fails as soon as the learner's code
     runs again. Time spent importing a module other than the learner's (torch imports
     parts of itself on first use) is not counted, and no module is interrupted while it
-    imports: a half-imported module would break every later test. After the first RanAway,
+    imports: a half-imported module would break every later test; nor is the time the kit
+    spends on its own work inside a test (`not_counted`: the fresh workloads a speed or
+    growth check builds, the reference's timed side), though a piece that runs away in it is caught all the same. After
+    the first RanAway,
     every tick that finds the learner's code still running raises again, so a bare
     `except:` that swallowed it does not keep the test going."""
 
@@ -170,16 +174,25 @@ class _Timer:
         self.sentence = None  # set when the time ran out
         self.tick = min(max(timeout / 4, 0.05), 1.0)
         self.deadline = 0.0  # for code other than the learner's
+        self.learner_deadline = 0.0  # for the learner's code
         self.previous = None
 
     def start(self):
         self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
-        self.deadline = time.monotonic() + 2 * self.timeout
+        self.learner_deadline = time.monotonic() + self.timeout
+        self.deadline = self.learner_deadline + self.timeout
         signal.setitimer(signal.ITIMER_REAL, self.timeout, self.tick)
+        _CURRENT[:] = [self]
 
     def stop(self):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+        _CURRENT[:] = []
+
+    def extend(self, seconds):
+        """Push both deadlines back by `seconds` (the kit's own work, not counted)."""
+        self.learner_deadline += seconds
+        self.deadline += seconds
 
     def _on_alarm(self, signum, frame):
         if _debugging():
@@ -189,7 +202,8 @@ class _Timer:
             self.deadline += self.tick
             return
         if self.sentence is None:
-            if learner is None and time.monotonic() < self.deadline:
+            now = time.monotonic()
+            if now < self.learner_deadline or (learner is None and now < self.deadline):
                 return
             self.sentence = self._trip(learner)
             raise RanAway(self.sentence)
@@ -227,6 +241,26 @@ class _Timer:
             sentence += f" (later calls to {name} in this run fail at once)"
             TRIPPED[piece] = sentence
         return sentence
+
+
+_CURRENT = []  # the _Timer of the kata test running now
+_NOT_COUNTED = []  # the not_counted blocks open now (they nest)
+
+
+@contextlib.contextmanager
+def not_counted():
+    """The kit's own work inside a kata test (a speed or growth check building the fresh graphs
+    it times, and timing the reference's side): its time is added to the test's limit
+    afterwards, so a busy machine does not fail a linear piece. A learner piece that runs
+    away inside it still meets the limit as it stood."""
+    began = time.monotonic()
+    _NOT_COUNTED.append(began)
+    try:
+        yield
+    finally:
+        _NOT_COUNTED.pop()
+        if _CURRENT and not _NOT_COUNTED:  # the outermost block counts its time, once
+            _CURRENT[0].extend(time.monotonic() - began)
 
 
 def _debugging():
