@@ -4,26 +4,32 @@
     python -m benchmarks.run --json out.json  # also write every sample
     python -m benchmarks.run --quick          # fewer rounds, for a smoke test
 
-Method: warm-up first, then interleaved rounds. In each round the MLP step, the tiny-op chain
-and the scalar chain run a block of repetitions on each library, the libraries' order rotating
-from round to round. Each repetition is timed on its own (time.perf_counter); the figures are
-medians over all repetitions of all rounds. A ratio is taken within each round (the medians of
-two adjacent blocks), so that the machine's drift (frequency, a neighbour on the host) cancels;
-the report gives the median of the rounds' ratios and their range. A target says how it is
-judged (benchmarks/README.md): "every round" targets are met only when every round meets them (missed
-when none does; otherwise the count of rounds that did), "median" targets on the median of the
-rounds. The garbage collector stays on (as in real use) and is run before each block.
+Every library runs every workload it can, side by side: the reference, torch's C++ engine and
+hand-written numpy (the bounds), and the pure-Python peers a learner or teacher would pick
+instead, HIPS autograd and MyGrad (and micrograd on scalars), when the optional `bench` extra
+is installed (`pip install -e .[bench]`).
 
-The deep chain runs after the rounds, on its own: reference and torch back to back in each
-run (forward + backward, the order alternating), then the reference's forward alone at 10k,
-100k and 300k nodes (its time per node must stay flat: linear growth). The memory a recorded
-100,000-deep chain holds, per node, is read from the resident size of a fresh process per
-library. micrograd's scalar chain is shown beside the reference and torch when the optional
-`bench` extra is installed (`pip install -e .[bench]`); it has no target.
+Method: warm-up first, then interleaved rounds. In each round the MLP step (once with 1 BLAS
+thread, once with 2), the tiny-op chain and the scalar chain run a block of repetitions on
+each library, the libraries' order rotating from round to round. Each repetition is timed on
+its own (time.perf_counter); the figures are medians over all repetitions of all rounds. A
+ratio is taken within each round (the medians of two blocks of the same round), so that the
+machine's drift cancels; the report gives the median of the rounds' ratios and their range.
+A target says how it is judged (benchmarks/README.md): "median" targets on the median of the
+rounds, "every round" targets only when every round meets them (missed when none does;
+otherwise the count of rounds that did). The garbage collector stays on (as in real use) and
+is run before each block.
 
-Threads: torch gets as many intra-op threads as numpy's BLAS (OpenBLAS) uses by default, read
-with threadpoolctl if installed, otherwise from OpenBLAS itself (see workloads.configure_threads);
-`--threads N` sets both to N (`--threads 1` is steadier on a machine shared with other jobs).
+The deep chain runs after the rounds, on its own: every library back to back in each run
+(forward + backward, the order rotating), the reference twice: as a user's program runs it,
+and with Python's cycle collector paused (the engine's own work; the difference is the
+collector's share). Then the reference's forward alone at 10k, 100k and 300k nodes (its time
+per node must stay flat: linear growth). The memory a recorded 100,000-deep chain holds, per
+node, is read from the resident size of a fresh process per library.
+
+Threads: the MLP step runs with numpy's BLAS and torch both on 1 thread, then both on 2
+(`workloads.configure_threads`); the other workloads on the default (numpy's BLAS count,
+given to torch), or on `--threads N`.
 
 The exit status is 0 whatever the figures: this is a report, not a test.
 """
@@ -39,16 +45,23 @@ import time
 from . import workloads as W
 
 EVERY_ROUND, MEDIAN = "every round", "median"
+MLP_THREADS = (1, 2)  # the MLP step's target holds with 1 and with 2 BLAS threads
+OWN = "reference-own"  # the reference's deep chain with the cycle collector paused
 
-# The targets of benchmarks/README.md: target -> (bound, how it is judged). Ratios are reference / baseline.
+# The targets of benchmarks/README.md: target -> (bound, how it is judged). Ratios are
+# reference / baseline. "ahead/<peer>/<workload>" targets are added for each peer installed.
 TARGETS = {
-    "mlp_vs_numpy": (1.3, MEDIAN),  # MLP step at most 1.3x hand-written numpy
-    "mlp_vs_torch": (1.0, EVERY_ROUND),  # ... and at most torch's, in every round
-    "tiny_vs_torch": (1.25, MEDIAN),  # a tiny op at most 1.25x torch's
-    "deep_vs_torch": (1.0, EVERY_ROUND),  # 100k-deep chain, forward + backward, at most torch's
+    "mlp1_vs_numpy": (1.3, MEDIAN),  # 1. MLP step at most 1.3x hand-written numpy, 1 BLAS thread
+    "mlp2_vs_numpy": (1.3, MEDIAN),  # ... and with 2
+    "tiny_vs_torch": (1.5, MEDIAN),  # 3. a tiny op at most 1.5x torch's
+    "deep_own_vs_torch": (1.0, MEDIAN),  # 3. 100k-deep chain, the engine's own work, at most torch's
+    "deep_vs_torch": (2.0, MEDIAN),  # 3. ... the whole process at most 2x torch's
     "deep_growth": (1.5, EVERY_ROUND),  # forward time per node at 300k / at 10k: flat is linear
     "memory_vs_torch": (1.0, EVERY_ROUND),  # graph bytes per node at most torch's
 }
+AHEAD = (1.0, MEDIAN)  # 2. the reference at most a peer's time, on every workload
+AHEAD_WORKLOADS = {"mlp1": "MLP step, 1 thread", "mlp2": "MLP step, 2 threads", "tiny": "tiny op",
+                   "deep": "deep chain"}
 
 
 def _timed_block(function, repetitions):
@@ -88,46 +101,55 @@ def _rotate(items, by):
     return items[by:] + items[:by]
 
 
+def libraries(names):
+    """The libraries of `names` that can run here (the peers are an optional extra)."""
+    return [name for name in names if W.available(name)]
+
+
 def scalar_libraries():
     """The libraries of the scalar chain: micrograd only when it is installed."""
-    return [lib for lib in W.SCALAR_LIBRARIES if lib != "micrograd" or W.micrograd_available()]
+    return libraries(W.SCALAR_LIBRARIES)
 
 
 def measure(rounds=7, mlp_reps=30, tiny_reps=10, deep_rounds=3, warmup=3, log=print,
-            growth_depths=W.GROWTH_DEPTHS):
-    """Every sample, keyed "mlp/<library>", "tiny/<library>", "scalar/<library>",
-    "deep/<library>/build", ".../backward", ".../release" and "growth/<depth>" (the
-    reference's forward, seconds per node); under "round_medians" the median of each block,
-    one per round, by the same keys (for the deep chain, one run per round); errors (a
-    workload that raised) under "errors"."""
+            growth_depths=W.GROWTH_DEPTHS, threads=None):
+    """Every sample, keyed "mlp1/<library>" and "mlp2/<library>" (the MLP step on 1 and on 2
+    BLAS threads), "tiny/<library>", "scalar/<library>", "deep/<library>/build",
+    ".../backward", ".../release" (and "deep/reference-own/...": the collector paused) and
+    "growth/<depth>" (the reference's forward, seconds per node); under "round_medians" the
+    median of each block, one per round, by the same keys; errors under "errors"."""
     samples = {}
-    round_medians = {}  # "mlp/<library>" -> the median of its block in each round
+    round_medians = {}
     errors = {}
-    mlp = {library: W.make_mlp_step(library) for library in W.MLP_LIBRARIES}
-    tiny = {library: W.make_tiny_chain(library) for library in W.CHAIN_LIBRARIES}
+    mlp = {library: W.make_mlp_step(library) for library in libraries(W.MLP_LIBRARIES)}
+    tiny = {library: W.make_tiny_chain(library) for library in libraries(W.CHAIN_LIBRARIES)}
     scalar = {library: W.make_scalar_chain(library) for library in scalar_libraries()}
     for function in list(mlp.values()) + list(tiny.values()) + list(scalar.values()):
         for _ in range(warmup):
             function()
+    threads = threads or W.numpy_blas_threads()[0]  # the default, put back after each MLP block
 
     for index in range(rounds):
         log(f"  round {index + 1}/{rounds}", end="\r" if sys.stdout.isatty() else "\n")
-        blocks = [(f"mlp/{lib}", mlp[lib], mlp_reps) for lib in _rotate(list(W.MLP_LIBRARIES), index)]
-        blocks += [(f"tiny/{lib}", tiny[lib], tiny_reps) for lib in _rotate(list(W.CHAIN_LIBRARIES), index)]
-        blocks += [(f"scalar/{lib}", scalar[lib], tiny_reps) for lib in _rotate(list(scalar), index)]
-        for key, function, repetitions in blocks:
-            block = _timed_block(function, repetitions)
-            samples.setdefault(key, []).extend(block)
-            round_medians.setdefault(key, []).append(statistics.median(block))
+        for count in MLP_THREADS:
+            W.configure_threads(count)
+            for library in _rotate(list(mlp), index):
+                _block(samples, round_medians, f"mlp{count}/{library}", mlp[library], mlp_reps)
+        W.configure_threads(threads)
+        for library in _rotate(list(tiny), index):
+            _block(samples, round_medians, f"tiny/{library}", tiny[library], tiny_reps)
+        for library in _rotate(list(scalar), index):
+            _block(samples, round_medians, f"scalar/{library}", scalar[library], tiny_reps)
     # The deep chains run last, on their own: they allocate and free ~200 MB, and on a VM that
     # hands freed memory back to the host the next seconds can see bursts of slow page faults
     # that would land on whichever MLP block came next.
-    deep = {library: W.make_deep_chain(library=library) for library in W.CHAIN_LIBRARIES}
+    deep = {library: W.make_deep_chain(library=library) for library in libraries(W.CHAIN_LIBRARIES)}
+    deep[OWN] = deep["reference"]
     try:
         for index in range(deep_rounds):
             log(f"  deep chain {index + 1}/{deep_rounds}", end="\r" if sys.stdout.isatty() else "\n")
-            for library in _rotate(list(W.CHAIN_LIBRARIES), index):
-                for part, seconds in _deep_run(*deep[library]).items():
+            for library in _rotate(list(deep), index):
+                for part, seconds in _deep_run(*deep[library], collector=library != OWN).items():
                     samples.setdefault(f"deep/{library}/{part}", []).append(seconds)
         for depth in growth_depths:
             log(f"  forward of {depth:,} nodes", end="\r" if sys.stdout.isatty() else "\n")
@@ -140,17 +162,29 @@ def measure(rounds=7, mlp_reps=30, tiny_reps=10, deep_rounds=3, warmup=3, log=pr
     return samples
 
 
-def _deep_run(build, backward, depth=W.DEEP, factor=1.00001):
-    """{build, backward, release}: seconds of one deep chain's forward, backward and freeing;
-    raises when the gradient is wrong (a RecursionError is an error too)."""
+def _block(samples, round_medians, key, function, repetitions):
+    block = _timed_block(function, repetitions)
+    samples.setdefault(key, []).extend(block)
+    round_medians.setdefault(key, []).append(statistics.median(block))
+
+
+def _deep_run(build, backward, depth=W.DEEP, factor=1.00001, collector=True):
+    """{build, backward, release}: seconds of one deep chain's forward, backward and freeing
+    (with Python's cycle collector paused throughout when `collector` is False); raises when
+    the gradient is wrong (a RecursionError is an error too)."""
     gc.collect()
-    start = time.perf_counter()
-    root = build()
-    built = time.perf_counter()
-    gradient = backward(root)
-    done = time.perf_counter()
-    del root
-    released = time.perf_counter()
+    if not collector:
+        gc.disable()
+    try:
+        start = time.perf_counter()
+        root = build()
+        built = time.perf_counter()
+        gradient = backward(root)
+        done = time.perf_counter()
+        del root
+        released = time.perf_counter()
+    finally:
+        gc.enable()
     expected = factor**depth
     if abs(float(gradient[0]) - expected) > 1e-2 * expected:
         raise AssertionError(f"deep chain gradient {gradient[0]} != {expected}")
@@ -163,7 +197,7 @@ def measure_memory():
     import subprocess
 
     found = {}
-    for library in W.CHAIN_LIBRARIES:
+    for library in ("reference", "torch"):
         code = f"from benchmarks import workloads as W; print(W.graph_bytes_per_node({library!r}))"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -172,14 +206,6 @@ def measure_memory():
         except (ValueError, IndexError):
             found[library] = None
     return found
-
-
-# target -> the two workloads whose per-round ratio it bounds
-RATIO_TARGETS = {
-    "mlp_vs_numpy": ("mlp/reference", "mlp/numpy"),
-    "mlp_vs_torch": ("mlp/reference", "mlp/torch"),
-    "tiny_vs_torch": ("tiny/reference", "tiny/torch"),
-}
 
 
 def verdict(values, target):
@@ -199,145 +225,181 @@ def verdict(values, target):
     return f"{met} of {len(values)} rounds"
 
 
-def _deep_ratios(samples):
-    """Per deep run: reference (forward + backward) over torch (forward + backward)."""
-    def total(library):
-        build = samples.get(f"deep/{library}/build") or []
-        backward = samples.get(f"deep/{library}/backward") or []
-        return [b + f for b, f in zip(build, backward)]
+def _deep_totals(samples, library):
+    """Forward + backward of each deep run of `library`."""
+    build = samples.get(f"deep/{library}/build") or []
+    backward = samples.get(f"deep/{library}/backward") or []
+    return [b + f for b, f in zip(build, backward)]
 
-    return [r / t for r, t in zip(total("reference"), total("torch"))]
+
+def _per_run(samples, library, baseline):
+    """Per deep run: `library`'s forward + backward over `baseline`'s."""
+    return [a / b for a, b in zip(_deep_totals(samples, library), _deep_totals(samples, baseline))]
+
+
+def _per_round(rounds, workload, baseline):
+    if workload not in rounds or baseline not in rounds:
+        return []
+    return [a / b for a, b in zip(rounds[workload], rounds[baseline])]
 
 
 def summarize(samples, memory=None):
-    """(figures, ratios, spreads, verdicts): medians of every sample; each ratio target's
-    median over the rounds of the per-round ratio, with its (lowest, highest) round; `memory`
+    """(figures, ratios, spreads, verdicts, targets): medians of every sample; each target's
+    median over the rounds of the per-round ratio, with its (lowest, highest) round; the
+    targets judged (TARGETS and one "ahead/<peer>/<workload>" per peer measured). `memory`
     is measure_memory()'s {library: bytes per node}."""
 
     def median(key):
         values = samples.get(key)
         return statistics.median(values) if values else None
 
-    def per_op(key, ops):
+    def scaled(key, factor):
         value = median(key)
-        return None if value is None else value / ops * 1e6
+        return None if value is None else value * factor
 
     depths = sorted(int(k.split("/")[1]) for k in samples if k.startswith("growth/"))
     figures = {
-        "mlp_ms": {lib: median(f"mlp/{lib}") * 1e3 for lib in W.MLP_LIBRARIES},
-        "tiny_us_per_op": {lib: per_op(f"tiny/{lib}", W.TINY_OPS) for lib in W.CHAIN_LIBRARIES},
-        "scalar_us_per_op": {
-            lib: per_op(f"scalar/{lib}", 3 * W.SCALAR_CYCLES)
-            for lib in W.SCALAR_LIBRARIES if samples.get(f"scalar/{lib}")
-        },
-        "deep_s": {
-            lib: {part: median(f"deep/{lib}/{part}") for part in ("build", "backward", "release")}
-            for lib in W.CHAIN_LIBRARIES
-        },
+        "mlp_ms": {count: {lib: scaled(f"mlp{count}/{lib}", 1e3) for lib in W.MLP_LIBRARIES
+                           if samples.get(f"mlp{count}/{lib}")} for count in MLP_THREADS},
+        "tiny_us_per_op": {lib: scaled(f"tiny/{lib}", 1e6 / W.TINY_OPS) for lib in W.CHAIN_LIBRARIES
+                           if samples.get(f"tiny/{lib}")},
+        "scalar_us_per_op": {lib: scaled(f"scalar/{lib}", 1e6 / (3 * W.SCALAR_CYCLES))
+                             for lib in W.SCALAR_LIBRARIES if samples.get(f"scalar/{lib}")},
+        "deep_s": {lib: {part: median(f"deep/{lib}/{part}") for part in ("build", "backward", "release")}
+                   for lib in (*W.CHAIN_LIBRARIES, OWN) if samples.get(f"deep/{lib}/build")},
         "growth_us_per_node": {depth: median(f"growth/{depth}") * 1e6 for depth in depths},
         "bytes_per_node": dict(memory or {}),
     }
     rounds = samples["round_medians"]
     per_target = {
-        name: [a / b for a, b in zip(rounds[workload], rounds[baseline])]
-        for name, (workload, baseline) in RATIO_TARGETS.items()
+        f"mlp{count}_vs_numpy": _per_round(rounds, f"mlp{count}/reference", f"mlp{count}/numpy")
+        for count in MLP_THREADS
     }
-    per_target["deep_vs_torch"] = _deep_ratios(samples)
+    per_target["tiny_vs_torch"] = _per_round(rounds, "tiny/reference", "tiny/torch")
+    per_target["deep_own_vs_torch"] = _per_run(samples, OWN, "torch")
+    per_target["deep_vs_torch"] = _per_run(samples, "reference", "torch")
     growth = figures["growth_us_per_node"]
     per_target["deep_growth"] = [growth[depths[-1]] / growth[depths[0]]] if len(depths) > 1 else []
     sizes = figures["bytes_per_node"]
     per_target["memory_vs_torch"] = (
         [sizes["reference"] / sizes["torch"]] if sizes.get("reference") and sizes.get("torch") else []
     )
+    targets = dict(TARGETS)
+    for peer in ("hips", "mygrad"):
+        for workload in AHEAD_WORKLOADS:
+            if workload == "deep":
+                values = _per_run(samples, "reference", peer)
+            else:
+                values = _per_round(rounds, f"{workload}/reference", f"{workload}/{peer}")
+            if values:
+                per_target[f"ahead/{peer}/{workload}"] = values
+                targets[f"ahead/{peer}/{workload}"] = AHEAD
     ratios, spreads, verdicts = {}, {}, {}
     for name, values in per_target.items():
         ratios[name] = statistics.median(values) if values else None
         spreads[name] = (min(values), max(values)) if values else (None, None)
-        verdicts[name] = verdict(values, TARGETS[name])
+        verdicts[name] = verdict(values, targets[name])
     if samples["errors"].get("deep"):  # a deep chain that failed (RecursionError, ...) misses
-        verdicts["deep_vs_torch"] = verdicts["deep_growth"] = "MISS"
+        for name in verdicts:
+            if name.startswith("deep") or name.endswith("/deep"):
+                verdicts[name] = "MISS"
     figures["growth_depths"] = (depths[0], depths[-1]) if depths else None
-    return figures, ratios, spreads, verdicts
+    own, whole = _deep_totals(samples, OWN), _deep_totals(samples, "reference")
+    figures["collector_share"] = (
+        statistics.median([1 - o / w for o, w in zip(own, whole)]) if own and whole else None
+    )
+    return figures, ratios, spreads, verdicts, targets
 
 
-def report(figures, ratios, spreads, verdicts, samples, threads, check, settings):
-    def spread(key, scale):
-        values = samples.get(key) or [float("nan")]
-        return f"min {min(values) * scale:8.3f}  n={len(values)}"
+def _cell(value, unit, digits):
+    return f"{value:.{digits}f} {unit}" if value is not None else "-"
 
-    mlp, tiny, deep = figures["mlp_ms"], figures["tiny_us_per_op"], figures["deep_s"]
+
+def side_by_side(figures):
+    """The table: one row per library, one column per workload (medians)."""
+    mlp, tiny, scalar, deep = (figures["mlp_ms"], figures["tiny_us_per_op"], figures["scalar_us_per_op"],
+                               figures["deep_s"])
+
+    def deep_cell(library):
+        parts = deep.get(library)
+        if not parts or parts.get("backward") is None:
+            return "-"
+        return f"{parts['build'] + parts['backward']:.2f} s ({parts['build']:.2f} + {parts['backward']:.2f})"
+
+    header = (f"  {'library':<17}{'MLP, 1 thread':>14}{'MLP, 2 threads':>16}{'tiny op':>11}"
+              f"{'scalar op':>11}   deep chain: fwd + bwd")
+    lines = [header]
+    for library in ("numpy", "torch", "reference", "hips", "mygrad", "micrograd"):
+        cells = [mlp[count].get(library) for count in MLP_THREADS]
+        row = [_cell(cells[0], "ms", 3), _cell(cells[1], "ms", 3), _cell(tiny.get(library), "us", 2),
+               _cell(scalar.get(library), "us", 2)]
+        if all(cell == "-" for cell in row) and deep_cell(library) == "-":
+            continue
+        lines.append(f"  {W.NAMES[library]:<17}{row[0]:>14}{row[1]:>16}{row[2]:>11}{row[3]:>11}   "
+                     f"{deep_cell(library)}")
+        if library == "reference" and deep.get(OWN):
+            share = figures.get("collector_share")
+            lines.append(f"  {'':<17}{'':>52}   {deep_cell(OWN)} with the collector paused"
+                         + (f" (the collector: {share:.0%} of the whole)" if share is not None else ""))
+    return lines
+
+
+TARGET_LABELS = {
+    "mlp1_vs_numpy": "1. MLP step / numpy by hand, 1 thread",
+    "mlp2_vs_numpy": "1. MLP step / numpy by hand, 2 threads",
+    "tiny_vs_torch": "3. tiny op / torch",
+    "deep_own_vs_torch": "3. deep chain, engine's own work / torch",
+    "deep_vs_torch": "3. deep chain, whole process / torch",
+    "memory_vs_torch": "   graph memory per node / torch",
+}
+
+
+def _label(name, figures):
+    if name in TARGET_LABELS:
+        return TARGET_LABELS[name]
+    if name == "deep_growth":
+        depths = figures.get("growth_depths")
+        return f"   forward per node, {depths[1] // 1000}k / {depths[0] // 1000}k" if depths else \
+            "   forward per node, deepest / shallowest"
+    _, peer, workload = name.split("/")
+    return f"2. {AHEAD_WORKLOADS[workload]} / {W.NAMES[peer]}"
+
+
+def report(figures, ratios, spreads, verdicts, targets, samples, threads, check, settings):
     lines = [
         "",
         "Autograd Katas benchmarks: "
         f"{settings['rounds']} interleaved rounds, medians "
-        f"(python {platform.python_version()}, numpy {_version('numpy')}, torch {_version('torch')})",
-        f"threads: numpy BLAS {threads['numpy_blas_threads']} "
-        f"(from {threads['numpy_blas_threads_from']}); torch set to {threads['torch_threads']} "
-        f"(its default: {threads['torch_threads_default']}); {threads['cpu_count']} CPUs",
-        "check (3 steps from the same weights, max |diff| against numpy): "
-        + "; ".join(
-            f"{lib} loss {check[lib]['max_loss_diff']:.1e} weights {check[lib]['max_weight_diff']:.1e}"
-            for lib in ("reference", "torch")
-        ),
+        f"(python {platform.python_version()}, numpy {_version('numpy')}, torch {_version('torch')}"
+        + "".join(f", {W.NAMES[p]} {_version(m)}" for p, m in (("hips", "autograd"), ("mygrad", "mygrad"),
+                                                               ("micrograd", "micrograd")) if W.available(p))
+        + ")",
+        f"threads: the MLP step on 1, then 2 (numpy's BLAS and torch alike); the rest on numpy BLAS "
+        f"{threads['numpy_blas_threads']} (from {threads['numpy_blas_threads_from']}), torch "
+        f"{threads['torch_threads']}; {threads['cpu_count']} CPUs",
+        "check (3 MLP steps from the same weights, max |diff| against numpy): "
+        + "; ".join(f"{W.NAMES[lib]} loss {c['max_loss_diff']:.1e} weights {c['max_weight_diff']:.1e}"
+                    for lib, c in check.items() if lib != "losses"),
         "",
-        f"MLP training step (784-256-128-10, batch 64, float32), per step, "
-        f"{settings['mlp_reps']} reps/round:",
+        f"Every library, side by side (MLP step 784-256-128-10, batch 64, float32, {settings['mlp_reps']} "
+        f"reps/round; {W.TINY_OPS:,} tiny ops on (4,) float32, forward + backward, per op; scalar chain "
+        f"{W.SCALAR_CYCLES} x (y * 1.0001 + 0.5).relu(), per op; {W.DEEP:,}-deep chain y = y * 1.00001, "
+        f"{settings['deep_rounds']} runs):",
     ]
-    names = {"numpy": "numpy (hand-written)", "reference": "reference", "torch": "torch CPU autograd",
-             "micrograd": "micrograd"}
-    for lib in W.MLP_LIBRARIES:
-        lines.append(f"  {names[lib]:<22}{mlp[lib]:9.3f} ms   {spread(f'mlp/{lib}', 1e3)}")
-    lines.append(
-        f"Chain of {W.TINY_OPS:,} tiny ops on (4,) float32, forward + backward, per op, "
-        f"{settings['tiny_reps']} reps/round:"
-    )
-    for lib in W.CHAIN_LIBRARIES:
-        lines.append(
-            f"  {names[lib]:<22}{tiny[lib]:9.2f} us   "
-            f"{spread(f'tiny/{lib}', 1e6 / W.TINY_OPS)}"
-        )
-    scalar = figures.get("scalar_us_per_op") or {}
-    lines.append(
-        f"Scalar chain, {W.SCALAR_CYCLES} x (y * 1.0001 + 0.5).relu(), forward + backward, per op"
-        + ("" if "micrograd" in scalar else " (micrograd: not installed; pip install -e .[bench])")
-        + ":"
-    )
-    for lib, value in scalar.items():
-        lines.append(f"  {names[lib]:<22}{value:9.2f} us")
-    lines.append(f"{W.DEEP:,}-deep chain (y = y * 1.00001), {settings['deep_rounds']} runs each:")
+    lines += side_by_side(figures)
+    missing = [W.NAMES[p] for p in W.PEERS if not W.available(p)]
+    if missing:
+        lines.append(f"  (not installed: {', '.join(missing)}; pip install -e .[bench])")
     if samples["errors"].get("deep"):
-        lines.append(f"  ERROR: {samples['errors']['deep']}")
-    for lib in W.CHAIN_LIBRARIES:
-        parts = deep.get(lib) or {}
-        if parts.get("backward") is not None:
-            lines.append(
-                f"  {names[lib]:<22}forward {parts['build']:.3f} s   backward {parts['backward']:.3f} s   "
-                f"release {parts['release']:.3f} s"
-            )
+        lines.append(f"  deep chain ERROR: {samples['errors']['deep']}")
     growth = figures.get("growth_us_per_node") or {}
     if growth:
-        lines.append(
-            "  reference forward per node: "
-            + ", ".join(f"{depth:,} nodes {us:.2f} us" for depth, us in growth.items())
-        )
+        lines.append("  reference forward per node: "
+                     + ", ".join(f"{depth:,} nodes {us:.2f} us" for depth, us in growth.items()))
     sizes = figures.get("bytes_per_node") or {}
     if sizes:
-        lines.append(
-            "  graph memory per node (resident, 100,000-deep chain): "
-            + ", ".join(f"{lib} {size:,.0f} B" if size else f"{lib} n/a" for lib, size in sizes.items())
-        )
-
-    def ratio(key, unit="x", over="rounds"):
-        value, (low, high) = ratios[key], spreads[key]
-        if value is None:
-            return f"{'n/a':>7}  {'':<18}"
-        span = f"{low:.2f}-{high:.2f}{unit}"
-        return f"{value:6.2f}{unit}  {over} {span:<11}"
-
-    def bound(key):
-        limit, rule = TARGETS[key]
-        return f"(at most {limit:.2f}x, {rule})"
-
+        lines.append("  graph memory per node (resident, 100,000-deep chain): "
+                     + ", ".join(f"{lib} {size:,.0f} B" if size else f"{lib} n/a" for lib, size in sizes.items()))
     load = settings.get("other_load_cpus")
     if load is not None:
         lines.append(
@@ -345,31 +407,39 @@ def report(figures, ratios, spreads, verdicts, samples, threads, check, settings
             + ("  (WARNING: a busy machine; the figures are noisy, run again when it is idle)"
                if load > 0.25 else "")
         )
-    rows = (
-        ("reference MLP step / numpy MLP step", "mlp_vs_numpy", "rounds"),
-        ("reference MLP step / torch MLP step", "mlp_vs_torch", "rounds"),
-        ("reference / torch, per tiny op", "tiny_vs_torch", "rounds"),
-        ("deep chain fwd+bwd, reference / torch", "deep_vs_torch", "runs  "),
-        (_growth_label(figures.get("growth_depths")), "deep_growth", "      "),
-        ("graph memory per node, ref / torch", "memory_vs_torch", "      "),
-    )
-    lines += ["", "Targets (benchmarks/README.md; a ratio per round, the median and the range of the rounds):"]
-    for label, key, over in rows:
-        lines.append(f"  {label:<38}{ratio(key, over=over)}  {bound(key):<28} {verdicts[key]}")
+
+    def ratio(name):
+        value, (low, high) = ratios[name], spreads[name]
+        if value is None:
+            return f"{'n/a':>7}  {'':<18}"
+        return f"{value:6.2f}x  range {f'{low:.2f}-{high:.2f}x':<11}"
+
+    def bound(name):
+        limit, rule = targets[name]
+        return f"(at most {limit:.2f}x, {rule})"
+
+    lines += ["", "Targets (benchmarks/README.md): reference / the other, the median and range of the "
+                  "rounds (the runs, for the deep chain):"]
+    order = [n for n in ("mlp1_vs_numpy", "mlp2_vs_numpy") if n in ratios]
+    order += [f"ahead/{peer}/{workload}" for peer in ("hips", "mygrad") for workload in AHEAD_WORKLOADS
+              if f"ahead/{peer}/{workload}" in ratios]
+    order += [n for n in ("tiny_vs_torch", "deep_own_vs_torch", "deep_vs_torch", "deep_growth", "memory_vs_torch")
+              if n in ratios]
+    for name in order:
+        lines.append(f"  {_label(name, figures):<44}{ratio(name)}  {bound(name):<26} {verdicts[name]}")
+    share = figures.get("collector_share")
+    if share is not None:
+        lines.append(f"  (the deep chain's whole process: the cycle collector's share {share:.0%})")
     lines.append("")
     return "\n".join(lines)
 
 
-def _growth_label(depths):
-    if not depths:
-        return "forward per node, deepest / shallowest"
-    return f"forward per node, {depths[1] // 1000}k / {depths[0] // 1000}k nodes"
+def _version(distribution):
+    from importlib import metadata
 
-
-def _version(module):
     try:
-        return __import__(module).__version__
-    except Exception:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
         return "?"
 
 
@@ -382,7 +452,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each workload first")
     parser.add_argument(
         "--threads", type=int, default=None,
-        help="threads for numpy's BLAS and torch alike (default: numpy's default, given to torch)",
+        help="threads for numpy's BLAS and torch alike outside the MLP step (default: numpy's default)",
     )
     parser.add_argument("--quick", action="store_true",
                         help="2 rounds, fewer reps, 1 deep chain, growth up to 10k, no memory")
@@ -401,11 +471,12 @@ def main(argv=None):
     samples = measure(
         args.rounds, args.mlp_reps, args.tiny_reps, args.deep_rounds, args.warmup,
         log=lambda *a, **k: print(*a, **k, file=sys.stderr), growth_depths=growth_depths,
+        threads=args.threads,
     )
     settings["other_load_cpus"] = other_load(start, _cpu_snapshot())
     memory = measure_memory() if not args.quick else {}
-    figures, ratios, spreads, verdicts = summarize(samples, memory)
-    print(report(figures, ratios, spreads, verdicts, samples, threads, check, settings))
+    figures, ratios, spreads, verdicts, targets = summarize(samples, memory)
+    print(report(figures, ratios, spreads, verdicts, targets, samples, threads, check, settings))
     if args.json:
         with open(args.json, "w") as out:
             json.dump(
@@ -416,12 +487,13 @@ def main(argv=None):
                     "figures": figures,
                     "ratios": ratios,
                     "ratio_ranges": spreads,
-                    "targets": TARGETS,
+                    "targets": targets,
                     "verdicts": verdicts,
                     "samples": samples,
                 },
                 out,
                 indent=1,
+                default=str,
             )
     return 0
 

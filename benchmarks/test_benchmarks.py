@@ -17,6 +17,8 @@ from . import workloads as W
 def test_mlp_step(benchmark, library):
     """One training step of the 784-256-128-10 MLP, batch 64, float32."""
     benchmark.group = "mlp-step (784-256-128-10, batch 64, float32)"
+    if not W.available(library):
+        pytest.skip(f"{library} is not installed (pip install -e .[bench])")
     step = W.make_mlp_step(library)
     for _ in range(3):
         step()
@@ -28,6 +30,8 @@ def test_mlp_step(benchmark, library):
 def test_tiny_chain(benchmark, library):
     """1,000 tiny ops on (4,) float32, forward and backward; extra_info has the time per op."""
     benchmark.group = f"tiny-chain ({W.TINY_OPS:,} ops, forward + backward)"
+    if not W.available(library):
+        pytest.skip(f"{library} is not installed (pip install -e .[bench])")
     run = W.make_tiny_chain(library)
     for _ in range(3):
         run()

@@ -18,6 +18,11 @@ repetition of the workload; only that callable is timed.
   tensors) or "micrograd" (its `Value`, when the optional `bench` extra is installed).
 - `graph_bytes_per_node(library)`: the memory a recorded chain holds, per node.
 
+The pure-Python peers, MyGrad ("mygrad", a tensor class like torch's) and HIPS autograd
+("hips", functional: `grad(f)` of a numpy function), run the MLP step, the tiny chain and the
+deep chain too, when the optional `bench` extra is installed (`pip install -e .[bench]`);
+`available(library)` says whether a library can be imported.
+
 `configure_threads()` gives torch the same number of threads as numpy's BLAS (see its doc).
 """
 import ctypes
@@ -25,9 +30,12 @@ import os
 
 import numpy as np
 
-MLP_LIBRARIES = ("numpy", "reference", "torch")
-CHAIN_LIBRARIES = ("reference", "torch")
+MLP_LIBRARIES = ("numpy", "reference", "torch", "hips", "mygrad")
+CHAIN_LIBRARIES = ("reference", "torch", "hips", "mygrad")
 SCALAR_LIBRARIES = ("reference", "torch", "micrograd")
+PEERS = ("hips", "mygrad", "micrograd")  # optional: the `bench` extra
+NAMES = {"numpy": "numpy (by hand)", "reference": "reference", "torch": "torch", "hips": "HIPS autograd",
+         "mygrad": "MyGrad", "micrograd": "micrograd"}
 
 BATCH = 64
 SIZES = (784, 256, 128, 10)
@@ -163,7 +171,26 @@ def _library(name):
         import micrograd.engine  # the optional `bench` extra: pip install -e .[bench]
 
         return micrograd.engine
+    if name == "hips":
+        import autograd  # HIPS autograd, the optional `bench` extra
+
+        return autograd
+    if name == "mygrad":
+        import mygrad  # the optional `bench` extra
+
+        return mygrad
     raise ValueError(f"unknown library {name!r}")
+
+
+def available(library):
+    """Whether `library` can be imported here (the peers are an optional extra)."""
+    if library in ("numpy", "reference", "torch"):
+        return True
+    try:
+        _library(library)
+    except ImportError:
+        return False
+    return True
 
 
 # --- the MLP training step -----------------------------------------------------------------
@@ -198,6 +225,10 @@ def make_mlp_step(library, seed=SEED, lr=LEARNING_RATE):
     arrays = mlp_arrays(seed)
     if library == "numpy":
         return _numpy_mlp_step(arrays, lr)
+    if library == "hips":
+        return _hips_mlp_step(arrays, lr)
+    if library == "mygrad":
+        return _mygrad_mlp_step(arrays, lr)
     return _autograd_mlp_step(_library(library), arrays, lr)
 
 
@@ -270,21 +301,83 @@ def _numpy_mlp_step(arrays, lr):
     return step
 
 
+def _hips_mlp_step(arrays, lr):
+    """HIPS autograd: the loss a function of the weights written with autograd.numpy (its
+    own log-softmax: the stable form, as numpy's version), `grad` of it, SGD in place."""
+    import autograd.numpy as anp
+    from autograd import value_and_grad
+
+    x, y = arrays["x"], arrays["y"]
+    params = [arrays[name].copy() for name in PARAMETER_NAMES]
+    rows = np.arange(BATCH)
+
+    def loss_of(weights):
+        W1, b1, W2, b2, W3, b3 = weights
+        h1 = 1 / (1 + anp.exp(-(anp.dot(x, W1) + b1)))
+        h2 = 1 / (1 + anp.exp(-(anp.dot(h1, W2) + b2)))
+        z = anp.dot(h2, W3) + b3
+        z = z - anp.max(z, axis=1, keepdims=True)
+        logp = z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True))
+        return -anp.mean(logp[rows, y])
+
+    loss_and_grads = value_and_grad(loss_of)
+    lr = np.float32(lr)
+
+    def step():
+        loss, grads = loss_and_grads(params)
+        for p, grad in zip(params, grads):
+            p -= lr * grad
+        return loss
+
+    step.parameters = lambda: [p.copy() for p in params]
+    return step
+
+
+def _mygrad_mlp_step(arrays, lr):
+    """MyGrad: tensors and backward() as torch's; its own sigmoid and log-softmax."""
+    import mygrad as mg
+    from mygrad.nnet.activations import logsoftmax, sigmoid
+
+    x, y = mg.tensor(arrays["x"]), arrays["y"]
+    params = [mg.tensor(arrays[name].copy()) for name in PARAMETER_NAMES]
+    W1, b1, W2, b2, W3, b3 = params
+    rows = np.arange(BATCH)
+    lr = np.float32(lr)
+
+    def step():
+        h1 = sigmoid(x @ W1 + b1)
+        h2 = sigmoid(h1 @ W2 + b2)
+        logp = logsoftmax(h2 @ W3 + b3, axis=1)
+        loss = -logp[rows, y].mean()
+        loss.backward()
+        with mg.no_autodiff:
+            for p in params:
+                p -= lr * p.grad
+        return loss
+
+    step.parameters = lambda: [np.array(p.data, copy=True) for p in params]
+    return step
+
+
 def _value(scalar):
-    return float(scalar.detach() if hasattr(scalar, "detach") else scalar)
+    if hasattr(scalar, "detach"):
+        scalar = scalar.detach()
+    return float(getattr(scalar, "data", scalar) if not hasattr(scalar, "item") else scalar.item())
 
 
 def check_mlp(steps=3, seed=SEED):
     """Run a few steps on every library from the same start; the largest differences of the
     losses and of the weights against numpy's (they should be at float32 rounding level)."""
     results = {}
-    for library in MLP_LIBRARIES:
+    for library in filter(available, MLP_LIBRARIES):
         step = make_mlp_step(library, seed)
         losses = [_value(step()) for _ in range(steps)]
         results[library] = (losses, step.parameters())
     base_losses, base_params = results["numpy"]
     report = {}
-    for library in ("reference", "torch"):
+    for library in results:
+        if library == "numpy":
+            continue
         losses, params = results[library]
         report[library] = {
             "max_loss_diff": max(abs(a - b) for a, b in zip(losses, base_losses)),
@@ -317,13 +410,15 @@ def make_tiny_chain(library, n_ops=TINY_OPS, seed=SEED):
     after each run. Returns the sum's value."""
     if n_ops % len(TINY_CYCLE):
         raise ValueError(f"n_ops must be a multiple of {len(TINY_CYCLE)}")
-    lib = _library(library)
     rng = np.random.default_rng(seed)
     values = [
         rng.standard_normal(4).astype(np.float32),
         (1 + 0.1 * rng.standard_normal(4)).astype(np.float32),
         (0.1 * rng.standard_normal(4)).astype(np.float32),
     ]
+    if library in ("hips", "mygrad"):
+        return _peer_tiny_chain(library, values, n_ops // len(TINY_CYCLE))
+    lib = _library(library)
     if lib.__name__ == "torch":
         x, w, b = leaves = [lib.from_numpy(v).requires_grad_(True) for v in values]
     else:
@@ -353,6 +448,52 @@ def make_tiny_chain(library, n_ops=TINY_OPS, seed=SEED):
     return run
 
 
+def _peer_tiny_chain(library, values, cycles):
+    """The tiny chain on HIPS autograd (a function of (x, w, b), value_and_grad of it) or
+    MyGrad (tensors, backward())."""
+    if library == "hips":
+        import autograd.numpy as anp
+        from autograd import value_and_grad
+
+        def sigmoid(y):
+            return 1 / (1 + anp.exp(-y))
+
+        def chain(leaves):
+            y, w, b = leaves
+            for _ in range(cycles):
+                y = anp.tanh((y * w + 0.5)) * 0.5
+                y = sigmoid(anp.exp(y) - b) * 2.0
+                y = anp.tanh(y + b)
+            return anp.sum(y)
+
+        loss_and_grads = value_and_grad(chain)
+        leaves = tuple(values)
+
+        def run():
+            total, run.grads = loss_and_grads(leaves)
+            return total
+
+        run.leaves = []
+        return run
+    import mygrad as mg
+    from mygrad.nnet.activations import sigmoid
+
+    x, w, b = leaves = [mg.tensor(v) for v in values]
+
+    def run():
+        y = x
+        for _ in range(cycles):
+            y = mg.tanh(y * w + 0.5) * 0.5
+            y = sigmoid(mg.exp(y) - b) * 2.0
+            y = mg.tanh(y + b)
+        total = y.sum()
+        total.backward()
+        return total
+
+    run.leaves = []
+    return run
+
+
 # --- the 100,000-deep chain ----------------------------------------------------------------
 
 
@@ -360,6 +501,8 @@ def make_deep_chain(depth=DEEP, factor=1.00001, library="reference"):
     """The deep chain: `build()` records y = x * factor `depth` times and returns y.sum();
     `backward(root)` runs its backward pass and returns x.grad as a numpy array
     (factor ** depth in every element, about e for the defaults)."""
+    if library in ("hips", "mygrad"):
+        return _peer_deep_chain(library, depth, factor)
     ag = _library(library)
 
     if ag.__name__ == "torch":
@@ -379,6 +522,45 @@ def make_deep_chain(depth=DEEP, factor=1.00001, library="reference"):
         return x.grad.detach().numpy()
 
     build.leaf = x
+    return build, backward
+
+
+def _peer_deep_chain(library, depth, factor):
+    """The deep chain on HIPS autograd (`build` records it through autograd's own tracing:
+    make_vjp, whose vjp runs the backward) or MyGrad."""
+    x = np.ones(4, dtype=np.float32)
+    if library == "hips":
+        import autograd.numpy as anp
+        from autograd import make_vjp
+
+        def chain(y):
+            for _ in range(depth):
+                y = y * factor
+            return anp.sum(y)
+
+        def build():
+            vjp, total = make_vjp(chain)(x)
+            return vjp
+
+        def backward(vjp):
+            return np.asarray(vjp(np.float32(1.0)))
+
+        return build, backward
+    import mygrad as mg
+
+    leaf = mg.tensor(x)
+
+    def build():
+        y = leaf
+        for _ in range(depth):
+            y = y * factor
+        return y.sum()
+
+    def backward(root):
+        root.backward()
+        return np.array(leaf.grad, copy=True)
+
+    build.leaf = leaf
     return build, backward
 
 

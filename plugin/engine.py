@@ -12,6 +12,7 @@ from reference import (  # noqa: F401
     bool,
     cuda,
     double,
+    empty_like,
     enable_grad,
     float,
     float32,

@@ -15,6 +15,7 @@ import numpy as _np
 from . import autograd, cuda, pieces
 from .creation import (
     arange,
+    empty_like,
     full,
     manual_seed,
     ones,

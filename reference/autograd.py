@@ -9,17 +9,21 @@ from .pieces import active
 from .tensor import Tensor
 
 
-class _collector_paused:
-    """Pause Python's cycle collector during a backward pass. A pass allocates many short-lived
+class _running_pass:
+    """A backward pass: its own token (graph.RunningPass), which marks the gradients that only
+    this pass holds, and Python's cycle collector paused. A pass allocates many short-lived
     objects and makes no cycles, but each allocation burst makes the collector walk every
     object alive, the whole graph included: on a 100,000-node chain that doubles the time.
-    (torch's engine, in C++, never meets this.)"""
+    (torch's engine, in C++, never meets this.) A hook may run a pass of its own inside."""
 
     def __enter__(self):
         self._was_enabled = gc.isenabled()
         gc.disable()
+        self._outer = graph.RunningPass.token
+        graph.RunningPass.token = object()
 
     def __exit__(self, *exc_info):
+        graph.RunningPass.token = self._outer
         if self._was_enabled:
             gc.enable()
 
@@ -53,10 +57,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     seeds = active.make_root_grads(tensors, _as_grad_tuple(grad_tensors))
     if inputs is None:
-        with _collector_paused():
+        with _running_pass():
             active.run_backward(tensors, seeds, retain_graph, create_graph)
         return
-    inputs = _as_tuple(inputs)
+    with _running_pass():
+        _backward_into(_as_tuple(inputs), tensors, seeds, retain_graph, create_graph)
+
+
+def _backward_into(inputs, tensors, seeds, retain_graph, create_graph):
+    """backward(inputs=...): the pass, then each input's gradient accumulated."""
     if not inputs:  # checked after the outputs (seeds above), as torch checks them
         raise RuntimeError("inputs argument to backward() cannot be empty.")
     for t in inputs:
@@ -65,8 +74,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         t.retain_grad()
     watch = _NodesRun([t.grad_fn for t in inputs if t.grad_fn is not None])
     try:
-        with _collector_paused():
-            grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+        grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
     finally:
         watch.stop()
     _run_input_nodes(inputs, grads, watch.ran, retain_graph, create_graph)
@@ -75,6 +83,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t, g in zip(inputs, grads):
             if g is not None and t.is_leaf and id(t) not in done:
                 done.add(id(t))  # a tensor named twice in inputs gets its gradient once, as in torch
+                if t._hooks:
+                    graph.disown(g)  # its hooks saw it, and may keep it
                 active.accumulate_grad(t, g, create_graph)
 
 
@@ -122,7 +132,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs))
     _check_inputs(inputs)  # after the outputs, as torch checks them
-    with _collector_paused():
+    with _running_pass():
         grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
     if not allow_unused:
         for index, g in enumerate(grads):

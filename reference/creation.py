@@ -97,6 +97,21 @@ def ones_like(t, requires_grad=False, dtype=None, device=None):
     return _in_layout_of(t, out)
 
 
+def empty_like(t, requires_grad=False, dtype=None, device=None):
+    """A tensor of t's shape, laid out in memory like t (so that a view of it works where one
+    of t works), whose values are whatever the memory held: fill it, with `copy_`. Made on
+    its device directly: no copy from the host."""
+    dtype = _dtype(dtype) or t.dtype
+    device = t._device if device is None else canonical_device(device)
+    if device is t._device:
+        array = np.empty_like(t._data, dtype=dtype)  # numpy's, CuPy's or the simulation's: order "K"
+    else:
+        array = active.array_module(device).empty(t.shape, dtype)
+    if requires_grad and array.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return Tensor(array, requires_grad, device=device)
+
+
 def _in_layout_of(t, out):
     """torch's *_like keep t's layout (ones_like(x.T) is transposed): a later view can tell."""
     if t._data.ndim > 1 and out._device is t._device and not t._data.flags.c_contiguous:

@@ -217,7 +217,8 @@ class DeviceArray:
     strides = property(lambda self: self._array.strides)
     flags = property(lambda self: self._array.flags)
     T = property(lambda self: DeviceArray(self._array.T, self.device))
-    base = property(lambda self: None)
+    # A view has a base, as in CuPy: the array that owns the memory, on the same device.
+    base = property(lambda self: None if self._array.base is None else DeviceArray(_root(self._array), self.device))
 
     def __len__(self):
         return len(self._array)

@@ -8,6 +8,7 @@ __all__ = [
     "abs_backward",
     "sign_backward",
     "clone_backward",
+    "copy_backward",
     "expand_backward",
     "softmax_backward",
     "log_softmax_backward",
@@ -35,6 +36,13 @@ def sign_backward(ctx, grad):
 
 def clone_backward(ctx, grad):
     return (grad,)
+
+
+def copy_backward(ctx, grad):
+    # target.copy_(source): the target's old values are overwritten (zeros for them, as
+    # torch), the source's go on as they are (the engine sums a broadcast source back)
+    grad_old = grad.new_zeros(grad.shape) if ctx.needs_input_grad[0] else None
+    return grad_old, grad
 
 
 def expand_backward(ctx, grad):

@@ -9,14 +9,25 @@ leaf that requires grad, or None for a constant.
 Calling a node runs the active backward rule (looked up through the seam, so a learner's rule
 is used where one is plugged in) and checks what it returned, with torch's words.
 """
+import itertools
+import sys
+
+import numpy as np
+
 from .grad_mode import GradMode
 from .pieces import active
 
 
-class Stats:
+class _Stats:
     """Counters the kit reads in tests and benchmarks (counts are not noisy like time)."""
 
-    node_calls = 0
+    __slots__ = ("node_calls",)
+
+    def __init__(self):
+        self.node_calls = 0  # (on an instance: adding to a class's attribute costs 60 ns a node)
+
+
+Stats = _Stats()
 
 
 class NodeKind:
@@ -48,10 +59,12 @@ class Node:
 
     __slots__ = (
         "kind",
+        "sequence_nr",
         "next_functions",
         "needs_input_grad",
         "input_shapes",
         "input_dtypes",
+        "feeds_a_leaf",  # an input is a leaf that requires grad (its edge: an AccumulateGrad)
         "_saved",
         "pre_hooks",
         "post_hooks",
@@ -62,6 +75,9 @@ class Node:
 
     def __init__(self, kind, inputs):
         self.kind = kind
+        # Nodes are numbered in the order they are made, as torch numbers them: its engine
+        # runs, of the nodes ready to run, the one made last (so does kata 03's model order).
+        self.sequence_nr = next(_SEQUENCE)
         # One (node, 0) edge per input, and one bool per input in needs_input_grad (does it
         # want a gradient? a rule may skip the others). Written out for one and two inputs:
         # this runs for every recorded operation.
@@ -69,7 +85,8 @@ class Node:
             (t,) = inputs
             # gradient_node(t), written out (here and below): a call costs 70 ns.
             node = t.grad_fn
-            if node is None and t._requires_grad:
+            self.feeds_a_leaf = node is None and t._requires_grad
+            if self.feeds_a_leaf:
                 node = t._grad_accumulator()
             self.next_functions = (_NO_EDGE if node is None else (node, 0),)
             self.needs_input_grad = _NEEDS_ONE[node is not None]
@@ -78,10 +95,13 @@ class Node:
         else:
             a, b = inputs
             node_a, node_b = a.grad_fn, b.grad_fn
+            self.feeds_a_leaf = False
             if node_a is None and a._requires_grad:
                 node_a = a._grad_accumulator()
+                self.feeds_a_leaf = True
             if node_b is None and b._requires_grad:
                 node_b = b._grad_accumulator()
+                self.feeds_a_leaf = True
             self.next_functions = (
                 _NO_EDGE if node_a is None else (node_a, 0),
                 _NO_EDGE if node_b is None else (node_b, 0),
@@ -96,6 +116,9 @@ class Node:
 
     def name(self):
         return self.kind.name
+
+    def _sequence_nr(self):  # torch's spelling
+        return self.sequence_nr
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
@@ -155,6 +178,8 @@ class Node:
         if self.post_hooks:
             for hook in self.post_hooks:
                 hook(grads, (grad,))
+        elif self.feeds_a_leaf:  # (a post hook may keep the gradients it saw)
+            _mark_owned(grads, self.next_functions)
         return grads
 
     def _checked(self, grads, grad_output):
@@ -220,6 +245,7 @@ class Node:
         return grad.to(dtype=dtype)
 
 
+_SEQUENCE = itertools.count()  # the next node's number
 _NO_EDGE = (None, 0)  # the edge of an input that needs no gradient (a constant), made once
 # needs_input_grad for one and for two inputs, made once: a node only picks one.
 _NEEDS_ONE = {False: (False,), True: (True,)}
@@ -244,6 +270,10 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.kind = ACCUMULATE_GRAD
+        self.feeds_a_leaf = False
+        # torch numbers every AccumulateGrad last of all (UINT64_MAX): a leaf's gradient is
+        # stored as soon as it is complete
+        self.sequence_nr = sys.maxsize
         self.variable = variable
         self.next_functions = ()
         self.needs_input_grad = ()
@@ -263,8 +293,13 @@ class AccumulateGrad(Node):
 
     def __call__(self, grad):
         Stats.node_calls += 1
-        # Grad mode is on during a backward pass exactly when create_graph was asked for.
-        active.accumulate_grad(self.variable, grad, GradMode.enabled)
+        # A leaf that stopped requiring grad after the forward (b.requires_grad_(False))
+        # keeps its .grad as it was, as torch's AccumulateGrad does; its hooks have run.
+        if self.variable._requires_grad:
+            if self.variable._hooks or self.post_hooks:
+                disown(grad)  # the leaf's hooks saw it, or a post hook will: they may keep it
+            # Grad mode is on during a backward pass exactly when create_graph was asked for.
+            active.accumulate_grad(self.variable, grad, GradMode.enabled)
         if self.post_hooks:
             for hook in self.post_hooks:
                 hook((), (grad,))
@@ -272,6 +307,67 @@ class AccumulateGrad(Node):
 
 
 ACCUMULATE_GRAD = NodeKind("AccumulateGrad", None)
+
+
+# --- who holds a gradient: what lets accumulate_grad keep it without a copy -----------------
+
+
+class RunningPass:
+    """The backward pass running now: `token` is a new object for each pass (set by
+    autograd.backward and autograd.grad), None outside one. A gradient that only the running
+    pass holds carries its token (see `_mark_owned`); a token of another pass means nothing."""
+
+    token = None
+
+
+def pass_owns(grad):
+    """Whether the running backward pass alone holds `grad`: a backward rule made it for a
+    leaf, and nothing else holds it or its memory (no variable of yours, no hook, no other
+    input's gradient, no view of it or of another tensor). accumulate_grad may then keep
+    it as the leaf's first .grad without a copy, as torch's AccumulateGrad "steals" it."""
+    token = getattr(grad, "_owner_pass", None)
+    return token is not None and token is RunningPass.token
+
+
+def disown(grad):
+    """`grad` was shown to code that may keep it (a hook): no longer the pass's alone."""
+    if grad is not None and getattr(grad, "_owner_pass", None) is not None:
+        grad._owner_pass = None
+
+
+def _mark_owned(grads, edges):
+    """Mark each gradient bound for a leaf (an AccumulateGrad) that nothing but the `grads`
+    tuple holds, as a rule's result fresh from an operation is: Python counts the references
+    to an object (sys.getrefcount), as torch's engine counts its tensors' owners. A gradient
+    a rule passed through (add's grad, grad), sent to two inputs, or viewing other memory
+    (a reshape's) is held elsewhere too, and is not marked."""
+    token = RunningPass.token
+    if token is None:
+        return
+    most_tensor, most_array = _REFERENCES_OF_A_FRESH_GRADIENT
+    for index in range(len(grads)):  # (by index: an iterator would hold the items too)
+        grad = grads[index]
+        if grad is None or type(edges[index][0]) is not AccumulateGrad:
+            continue
+        tensor_references, array_references = _references(grad)
+        # No other holder of the tensor or of its array, and the array is no view of
+        # another array's memory (numpy's and CuPy's views have a base).
+        if tensor_references <= most_tensor and array_references <= most_array and grad._data.base is None:
+            grad._owner_pass = token
+
+
+def _references(tensor):
+    """How many references point to `tensor` and to its array, as counted from here."""
+    return sys.getrefcount(tensor), sys.getrefcount(tensor._data)
+
+
+def _references_of_a_fresh_gradient():
+    """What `_references` counts for a tensor that only one tuple and one variable hold,
+    as `_mark_owned` holds each gradient (measured once, not assumed: Python versions count
+    the references of a call's arguments differently)."""
+    grads = (Tensor(np.zeros(1)),)
+    grad = grads[0]
+    return _references(grad)
 
 
 def gradient_node(tensor):
@@ -333,3 +429,5 @@ class RemovableHandle:
 
 # Imported last: tensor.py (through ops.py) needs Node defined above.
 from .tensor import Tensor  # noqa: E402
+
+_REFERENCES_OF_A_FRESH_GRADIENT = _references_of_a_fresh_gradient()

@@ -41,9 +41,11 @@ def constant(value, like):
     A float scalar takes the tensor's float dtype (x * 0.5 stays float32, as in torch); a
     float scalar with an integer tensor gives the default float dtype.
     """
-    if isinstance(value, Tensor):
+    if type(value) is Tensor:
         return value
-    if type(value) in (float, int):
+    if type(value) in (float, int) and value != 0:
+        # (Zeros are made each time: -0.0 == 0.0 as dictionary keys, so `x * -0.0` would get
+        # the cached +0.0, and the signs of its zeros would be wrong.)
         # The device by id: hashing a Device runs Python code. Safe: the cached tensor holds
         # its device, so no other object can take that id while the entry lives.
         key = (value, type(value), like._data.dtype, id(like._device))
@@ -177,9 +179,10 @@ def broadcast_error(a, b):
 
 def operands(op, a, b):
     """Both operands as tensors on one device (a number joins the tensor's device)."""
-    if not isinstance(b, Tensor):
+    # (`type() is`, not isinstance: this runs for every operation, and no class derives from Tensor)
+    if type(b) is not Tensor:
         b = constant(b, a)
-    elif not isinstance(a, Tensor):
+    elif type(a) is not Tensor:
         a = constant(a, b)
     elif a._device is not b._device:
         active.check_same_device(op, a, b)
@@ -206,7 +209,7 @@ def add(a, b):
 
 
 def _is_bool(value):
-    if isinstance(value, Tensor):
+    if type(value) is Tensor:
         return value._data.dtype.kind == "b"
     return isinstance(value, (bool, np.bool_))
 
@@ -273,6 +276,11 @@ def _integer_power(base, exponent):
     return np.where(np.logical_and(negative, np.abs(base) != 1), 0, result)
 
 
+def _reciprocal_sqrt(base, exponent):
+    """base ** -0.5 as torch computes it for the number -0.5: 1 / sqrt(base)."""
+    return 1 / np.sqrt(base)
+
+
 def pow(base, exponent):
     kind = (
         PowBackward0 if not isinstance(exponent, Tensor)
@@ -292,6 +300,8 @@ def pow(base, exponent):
             raise RuntimeError(broadcast_error(base._data.shape, exponent._data.shape)) from None
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     power = _integer_power if exponent._data.dtype.kind in "biu" else np.power
+    if kind is PowBackward0 and exponent._data == -0.5 and base._data.dtype.kind == "f":
+        power = _reciprocal_sqrt  # as torch: -0.0 ** -0.5 is then -inf, -inf ** -0.5 nan
     # (-1.5) ** 1.5 is nan and 0 ** -1 inf, silently in torch; numpy would warn.
     with np.errstate(invalid="ignore", divide="ignore"):
         data = binary(power, base, exponent)
@@ -341,7 +351,7 @@ def floating(x):
 
 
 def neg(x):
-    if x._data.dtype == np.bool_:
+    if x._data.dtype.kind == "b":
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -388,9 +398,10 @@ def tanh(x):
 
 
 def relu(x):
-    if x._data.dtype == np.bool_:
+    if x._data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    out, ctx = record(ReluBackward0, np.maximum(x._data, 0), (x,))
+    # x where it is not below 0, as torch: relu(-0.0) is -0.0 (np.maximum gives 0.0), and nan stays
+    out, ctx = record(ReluBackward0, np.where(x._data < 0, x._data.dtype.type(0), x._data), (x,))
     if ctx:
         ctx.save_for_backward(out)
     return out
@@ -489,13 +500,17 @@ def _reduced(kind, data, x, dims, keepdim):
     return out
 
 
-# (The array's own .sum() rather than np.sum: the same work without numpy's Python-level
-# dispatch, which costs more than summing a small array.)
+def _sum(data, dims, keepdim):
+    """data summed over dims. A numpy array's .sum() is a Python function that calls
+    np.add.reduce: called directly, a small sum costs half. (Other arrays: their own .sum().)"""
+    if type(data) is np.ndarray:
+        return np.add.reduce(data, axis=dims, keepdims=keepdim)
+    return data.sum(axis=dims, keepdims=keepdim)
 
 
 def sum(x, dim=None, keepdim=False):
     dims = normalize_dims(dim, x._data.ndim)
-    data = x._data.sum(axis=dims, keepdims=keepdim)
+    data = _sum(x._data, dims, keepdim)
     return _reduced(SumBackward0 if dim is None else SumBackward1, data, x, dims, keepdim)
 
 
@@ -512,9 +527,9 @@ def mean(x, dim=None, keepdim=False):
         data = (x._data.sum(axis=dims, keepdims=keepdim, dtype=np.float32) / count).astype(np.float16)
     elif count == 0:  # the mean of nothing: nan, silently as in torch (numpy would warn)
         with np.errstate(invalid="ignore"):
-            data = x._data.sum(axis=dims, keepdims=keepdim) / count
+            data = _sum(x._data, dims, keepdim) / count
     else:
-        data = x._data.sum(axis=dims, keepdims=keepdim) / count
+        data = _sum(x._data, dims, keepdim) / count
     return _reduced(MeanBackward0 if dim is None else MeanBackward1, data, x, dims, keepdim)
 
 
@@ -691,10 +706,33 @@ def expand(x, sizes):
         target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
     if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
         data = x._data.reshape(target)  # a view that can be written to, as torch's
-    else:  # elements repeated: numpy's broadcast view is read-only (in place: torch's error)
-        data = np.broadcast_to(x._data, target)
+    else:  # elements repeated: a read-only broadcast view (in place: torch's error)
+        data = _broadcast_view(x._data, target)
+        if data.size == 0:  # no element at all, so none repeated: writable, as torch's
+            data = data.copy()
     out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
+
+
+def _broadcast_view(array, shape):
+    """np.broadcast_to(array, shape): a read-only view whose repeated elements share memory.
+    Made directly from a contiguous numpy array's memory, with stride 0 where it repeats:
+    numpy's own function takes 20 times as long, and every gradient of a sum or a mean
+    makes one."""
+    lead = len(shape) - array.ndim
+    if type(array) is not np.ndarray or not array.flags.c_contiguous or lead < 0:
+        return np.broadcast_to(array, shape)  # (its error, too, for shapes that do not fit)
+    strides = [0] * lead
+    for size, target, stride in zip(array.shape, shape[lead:], array.strides):
+        if size == target:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            return np.broadcast_to(array, shape)
+    view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
 
 
 def _view_of(out, base):
@@ -768,8 +806,8 @@ def numpy_index(index):
     """An index with tensors replaced by their arrays (numpy does the rest)."""
     if isinstance(index, tuple):
         return tuple([_index_part(i) for i in index])
-    if isinstance(index, list):
-        return np.asarray(index)
+    if isinstance(index, list):  # ([] would be a float array: numpy refuses it as an index)
+        return np.asarray(index) if index else np.array([], dtype=np.intp)
     return _index_part(index)
 
 
@@ -815,6 +853,8 @@ def _index_kind(index):
 
 
 def getitem(x, index):
+    if x._data.ndim == 0:
+        _check_index_of_0d(index)
     kind = _index_kind(index)
     given = index
     index = numpy_index(index)
@@ -846,6 +886,22 @@ def _index_tensors(given, index):
     return [part if isinstance(part, Tensor) else Tensor(np.asarray(array))
             for part, array in zip(given, index)
             if isinstance(part, (Tensor, list, np.ndarray)) and not _is_integer_scalar(part)]
+
+
+def _check_index_of_0d(index):
+    """torch's errors for indexing a 0-d tensor, which has no dimension to index (numpy words
+    them all as one)."""
+    if type(index) is int:
+        if index == 0:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        raise IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+    if isinstance(index, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if index is not None and index is not Ellipsis and not isinstance(index, bool):
+        raise IndexError("too many indices for tensor of dimension 0")
 
 
 def _torch_index_error(message, ndim):
@@ -939,6 +995,38 @@ def to(x, device=None, dtype=None):
 # --- in place -----------------------------------------------------------------------------------------
 
 
+CopyBackwards = NodeKind("CopyBackwards", "copy_backward", reduce_broadcast=True)  # torch's name
+
+
+def copy(old, source):
+    """What target.copy_(source) writes: source's values broadcast to target's shape, in its
+    dtype and on its device (any cast, as torch's copy_: 1.7 into an int64 tensor is 1).
+    Recorded with both as inputs: the overwritten values get no gradient, the source all."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(source).__name__}")
+    if source._device is not old._device:
+        source = to(source, device=old._device)  # a copy across devices is allowed, and recorded
+    shape = old._data.shape
+    if not _broadcasts_to(source._data.shape, shape):
+        try:
+            np.broadcast_shapes(source._data.shape, shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(shape, source._data.shape)) from None
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(source._data.shape, shape))}")
+    data = np.broadcast_to(source._data, shape).astype(old._data.dtype)
+    out, ctx = record(CopyBackwards, data, (old, source))
+    return out
+
+
+def copy_(target, source):
+    return inplace(target, copy, source, ufunc=_copy_into)
+
+
+def _copy_into(target, source, out):
+    np.copyto(out, source, casting="unsafe")
+
+
 def _check_result_shape(target, result):
     if result._data.shape != target._data.shape:
         raise RuntimeError(
@@ -985,7 +1073,7 @@ def inplace(target, op, other, fill=None, ufunc=None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if op is sub:
         _check_sub(target, other)
-    if fill is None:
+    if fill is None and op is not copy:  # (copy_ casts whatever it gets)
         _check_cast(target, op, *operands("inplace", target, other))
     if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
         # an expand that repeats elements, like the gradient of a sum from autograd.grad
@@ -1012,6 +1100,8 @@ def inplace(target, op, other, fill=None, ufunc=None):
             old.grad_fn.retained, target._retains_grad = None, False
             target.retain_grad()  # on the new node
     elif ufunc is not None and fill is None:
+        if op is copy and isinstance(other, Tensor) and other._device is not target._device:
+            other = to(other, device=target._device)
         _, other = operands("inplace", target, other)
         shape = target._data.shape
         # (The equal-shape test first: np.broadcast_shapes costs microseconds, and an

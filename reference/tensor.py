@@ -18,6 +18,7 @@ from .grad_mode import GradMode
 from .pieces import active
 
 CPU = DeviceRecord("cpu")
+_ARRAY = np.ndarray
 _devices = {("cpu", None): CPU}
 
 
@@ -69,14 +70,17 @@ class Tensor:
         "_retains_grad",
         "_base",  # the tensor this one is a view of, if any
         "_device",
+        "_owner_pass",  # set only on a gradient that one backward pass alone holds (graph.pass_owns)
         "__weakref__",
     )
     # numpy must hand `array * tensor` to Tensor.__rmul__ instead of looping over elements.
     __array_ufunc__ = None
 
     def __init__(self, data, requires_grad=False, grad_fn=None, device=CPU):
-        if isinstance(data, np.generic):
-            data = np.asarray(data)  # numpy gives scalars for 0-d results; keep arrays
+        # numpy gives scalars for 0-d results; keep arrays. (An array's type is tested
+        # first: isinstance(data, np.generic) costs 70 ns, and this runs for every tensor.)
+        if type(data) is not _ARRAY and isinstance(data, np.generic):
+            data = np.asarray(data)
         self._data = data
         self._requires_grad = requires_grad
         self.grad_fn = grad_fn
@@ -106,6 +110,13 @@ class Tensor:
 
     def numel(self):
         return self._data.size
+
+    def stride(self, dim=None):
+        """How many elements apart neighbours along each dimension are in memory, as torch's:
+        (3, 1) for a (2, 3) tensor, (1, 3) for its transpose. Views and copies depend on it."""
+        # (each byte stride divided by the element's size, in C: map runs no Python frame)
+        strides = tuple(map(self._data.itemsize.__rfloordiv__, self._data.strides))
+        return strides if dim is None else strides[dim]
 
     @property
     def dtype(self):
@@ -145,6 +156,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        # torch's attribute words its two refusals apart from requires_grad_()'s
+        if flag and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if flag and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
@@ -488,6 +504,9 @@ class Tensor:
 
     def mul_(self, other):
         return ops.inplace(self, ops.mul, other, ufunc=np.multiply)
+
+    def copy_(self, source):
+        return ops.copy_(self, source)
 
     def div_(self, other):
         return ops.inplace(self, ops.div, other, ufunc=np.true_divide)

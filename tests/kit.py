@@ -89,6 +89,33 @@ def assert_done(result, slug):
     assert passed == total, tests
 
 
+# The lesson's first answer to kata 03, which most learners write: a depth-first search,
+# post-order, reversed, with an explicit stack (the model solution sorts the nodes newest
+# first instead, for torch's order). A correct learner's file, and a base for planted mistakes.
+DEPTH_FIRST_TOPOSORT = '''
+def topological_order(roots):
+    """Every node reachable from `roots` once, each before the nodes in its next_functions."""
+    visited = set()
+    post_order = []
+    for root in roots:
+        if root is None or root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, edges = stack[-1]
+            for child, _ in edges:
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:  # every child is done: the node is done
+                stack.pop()
+                post_order.append(node)
+    post_order.reverse()
+    return post_order
+'''
+
 # A toposort that recurses: right on small graphs, a RecursionError on a 100,000-deep chain.
 RECURSIVE_TOPOSORT = '''
 def topological_order(roots):

@@ -44,7 +44,7 @@ def max_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     if ctx.dim is None:
         x, out = ctx.saved_tensors
-        winners = x == out
+        winners = x == out if out.item() == out.item() else x != x  # nan: the nans win
         return (winners * (grad / winners.sum().item()),)
     positions = ctx.indices.cpu().numpy()  # an index, not a gradient: numpy is fine
     if ctx.keepdim:

@@ -6,8 +6,9 @@ from kit import assert_done, assert_stubs_all_todo, kata_row, write_learner_file
 KATA = "04_accumulation"
 FILE = "accumulate.py"
 
-# Correct, and written differently from reference/solutions/accumulate.py: no detach, a no_grad copy,
-# `+=` for the in-place case, a special case for a gradient merged with itself.
+# Correct, and written differently from reference/solutions/accumulate.py: the cases in another
+# order, the leaf's layout compared before asking who holds the gradient, `+=` for the in-place
+# case, a special case for a gradient merged with itself.
 ALTERNATIVE = '''
 from plugin import engine as ag
 
@@ -20,13 +21,15 @@ def merge_grads(existing, incoming):
 
 def accumulate_grad(leaf, grad, create_graph):
     current = leaf.grad
-    if create_graph:
-        leaf.grad = grad.clone() if current is None else current + grad
-    elif current is None:
-        with ag.no_grad():
-            leaf.grad = grad.clone()
+    if current is not None:
+        if create_graph:
+            leaf.grad = current + grad
+        else:
+            current += grad  # Tensor.__iadd__ is add_: the same object
+    elif leaf.stride() == grad.stride() and not create_graph and ag.autograd.graph.pass_owns(grad):
+        leaf.grad = grad
     else:
-        current += grad  # Tensor.__iadd__ is add_: the same object
+        leaf.grad = ag.empty_like(leaf).copy_(grad)
 '''
 
 # The most common mistakes: .grad that aliases the incoming gradient, and an in-place merge.
@@ -45,6 +48,9 @@ def accumulate_grad(leaf, grad, create_graph):
 '''
 
 IN_PLACE_MERGE = '''
+from plugin import engine as ag
+
+
 def merge_grads(existing, incoming):
     existing += incoming
     return existing
@@ -52,7 +58,7 @@ def merge_grads(existing, incoming):
 
 def accumulate_grad(leaf, grad, create_graph):
     if leaf.grad is None:
-        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+        leaf.grad = ag.empty_like(leaf).copy_(grad)
     elif create_graph:
         leaf.grad = leaf.grad + grad
     else:

@@ -49,10 +49,10 @@ class SavedTensors:
                 producer = node if mine else t.grad_fn
                 where = ""
                 if producer is not None:
-                    op = producer.name()
-                    while op and op[-1].isdigit():
+                    op = producer.name().replace("Backward", "", 1)  # MaxBackward1: Max1
+                    if op.endswith("0"):  # only an overload 0 is left out: PowBackward0 is Pow
                         op = op[:-1]
-                    where = ", which is output 0 of " + op[: -len("Backward")] + ","
+                    where = ", which is output 0 of " + op + ","
                 kind = _KINDS.get(str(t.dtype).replace("torch.", ""), "Float")
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "

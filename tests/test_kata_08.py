@@ -29,7 +29,7 @@ class Device:
         match = _PATTERN.match(spec)
         kind = match.group("kind") if match else spec
         if kind not in ("cpu", "cuda"):
-            raise RuntimeError("Expected one of cpu, cuda device type at start of device string: " + spec)
+            raise RuntimeError("Expected one of cpu, cuda device type at start of device string: " + kind)
         number = match.group("index")
         if number is not None:
             if re.fullmatch(r"0|[1-9][0-9]*", number) is None:

@@ -20,10 +20,13 @@ MUTANTS = [
     Mutant("swaps the operands in mul", "grad_a = grad * b if", "grad_a = grad * a if", expect="a * b"),
     Mutant("forgets the minus of sub", "    return grad, -grad\n", "    return grad, grad\n", expect="a - b"),
     Mutant("forgets the minus of neg", "return (-grad,)", "return (grad,)", expect="x.neg()"),
-    Mutant("forgets the minus of div's b", "grad_b = -grad * a / (b * b)", "grad_b = grad * a / (b * b)",
+    Mutant("forgets the minus of div's b", "grad_b = -grad * (a / b / b)", "grad_b = grad * (a / b / b)",
            expect="a / b"),
-    Mutant("forgets the square in div's b", "grad_b = -grad * a / (b * b)", "grad_b = -grad * a / b",
+    Mutant("forgets the square in div's b", "grad_b = -grad * (a / b / b)", "grad_b = -grad * (a / b)",
            expect="a / b"),
+    # "torch computes it as -(a / b) / b: b * b overflows float32 from |b| = 2e19 on"
+    Mutant("squares b in div's b (overflows for a large b)", "grad_b = -grad * (a / b / b)",
+           "grad_b = -grad * a / (b * b)", expect="a / b with a large b"),
     Mutant("takes exp of the saved output again", "return (grad * out,)", "return (grad * out.exp(),)",
            expect="x.exp()"),
     Mutant("applies sigmoid to the saved output again", "return (grad * out * (1 - out),)",
@@ -34,7 +37,7 @@ MUTANTS = [
            "where(grad <= 0, grad)", expect="x.relu()"),
     # "needs_input_grad[i] is False for a constant input": None only there
     Mutant("reads the wrong needs_input_grad in mul", "grad_a = grad * b if ctx.needs_input_grad[0]",
-           "grad_a = grad * b if ctx.needs_input_grad[1]", expect="gradient of `x` is None"),
+           "grad_a = grad * b if ctx.needs_input_grad[1]", expect="is None, torch's is set"),
     Mutant("inverts needs_input_grad in div", "grad_a = grad / b if ctx.needs_input_grad[0]",
            "grad_a = grad / b if not ctx.needs_input_grad[0]", expect="a / b"),
     # "for 0 ** e the second is 0 * ln(0) = nan, where torch gives 0. Yours should too."
@@ -109,7 +112,7 @@ def mul_backward(ctx, grad):
 
 def div_backward(ctx, grad):
     a, b = ctx.saved_tensors
-    return grad * b ** -1, grad * (-a) * b ** -2
+    return grad * b ** -1, grad * ((-a) * b ** -1 * b ** -1)  # (b ** -2 underflows for a large b)
 
 
 def neg_backward(ctx, grad):

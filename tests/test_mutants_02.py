@@ -42,9 +42,13 @@ MUTANTS = [
     Mutant("forgets to divide in mean", "return (expanded / count,)", "return (expanded,)",
            expect="mean(dim="),
     # max: "share the gradient EVENLY between all elements equal to the max"
-    Mutant("gives every tied element the whole gradient", "return (grad * winners / winners.sum().item(),)",
-           "return (grad * winners,)", expect="three-way tie"),
-    Mutant("forgets the chain rule in max", "return (grad * winners / winners.sum().item(),)",
+    Mutant("gives every tied element the whole gradient", "return ((grad / winners.sum().item()).where(winners, 0.0),)",
+           "return (grad.where(winners, 0.0),)", expect="three-way tie"),
+    # "if x holds a nan, ... the nan elements share the gradient"
+    Mutant("compares with a nan max (no element wins)",
+           "winners = x != x if math.isnan(out.item()) else x == out", "winners = x == out",
+           expect="two nans"),
+    Mutant("forgets the chain rule in max", "return ((grad / winners.sum().item()).where(winners, 0.0),)",
            "return (winners / winners.sum().item(),)", expect="x.max()"),
     # max(dim): "the gradient goes to the element max picked" ... "ctx.indices"
     Mutant("lines max's gradient up with the last axis", "    if not ctx.keepdim:\n        grad = grad.reshape(kept)\n",
@@ -138,7 +142,7 @@ def max_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     if ctx.dim is None:
         x, out = ctx.saved_tensors
-        ties = (x == out).to(dtype=x.dtype)
+        ties = ((x == out) + (x != x)).to(dtype=x.dtype)  # a nan max: the nans
         return (ties * grad / ties.sum(),)
     kept = tuple(1 if i == ctx.dim else n for i, n in enumerate(shape))
     where = [1] * len(shape)

@@ -1,18 +1,20 @@
 """Kata 03's mutation suite: one plausible mistake per sentence of topological_order's contract
-(the stub docstring and the lesson), planted in the reference (a depth-first search) or in a
-correct Kahn's algorithm, and graded: the kata must not come out done. Correct solutions
+(the stub docstring and the lesson), planted in a correct depth-first search (the lesson's
+first answer), in a correct Kahn's algorithm or in the model solution (newest first), and
+graded: the kata must not come out done. Correct solutions
 written differently must come out done."""
 import pytest
 
-from kit import RECURSIVE_TOPOSORT, VISITED_LIST_TOPOSORT, assert_stubs_all_todo, learner_source
+from kit import DEPTH_FIRST_TOPOSORT, RECURSIVE_TOPOSORT, VISITED_LIST_TOPOSORT, assert_stubs_all_todo, learner_source
 from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_plugin import KAHN
 
 KATA = "03_toposort"
 FILE = "toposort.py"
-SOURCE = learner_source("toposort")
 HEADER = "def topological_order(roots):\n"
-SOURCE = SOURCE.replace(HEADER, "_VISITED = set()\n\n\n" + HEADER)  # unused by the reference
+
+SOURCE = "\n_VISITED = set()  # (unused: for the mutant that keeps its set between calls)\n\n" + DEPTH_FIRST_TOPOSORT
+MODEL = learner_source("toposort")  # newest first, each leaf's AccumulateGrad after its oldest feeder
 
 
 def replaced_by(solution):
@@ -97,7 +99,18 @@ KAHN_MUTANTS = [
            "roots = [r for r in roots if r is not None]", expect="appears twice"),
 ]
 
-PLANTS = [(SOURCE, m) for m in MUTANTS] + [(KAHN, m) for m in KAHN_MUTANTS]
+MODEL_MUTANTS = [
+    # the model solution's order: "sorted newest first", not oldest first
+    Mutant("sorts oldest first", "key=_SEQUENCE_NR, reverse=True", "key=_SEQUENCE_NR",
+           expect="must come before"),
+    # "a leaf's AccumulateGrad goes right after the oldest node that feeds it", not the newest
+    Mutant("stores a leaf's gradient after its newest feeder",
+           "node.sequence_nr < feeder.sequence_nr", "node.sequence_nr > feeder.sequence_nr",
+           expect="must come before"),
+]
+
+PLANTS = ([(SOURCE, m) for m in MUTANTS] + [(KAHN, m) for m in KAHN_MUTANTS]
+          + [(MODEL, m) for m in MODEL_MUTANTS])
 
 
 def test_the_shipped_stubs_are_all_to_dos(checkout):
@@ -134,7 +147,8 @@ def topological_order(roots):
     return finished
 '''
 
-VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_STATES}
+VARIANTS = {"Kahn's algorithm (test_plugin)": KAHN, "two states in a dict": TWO_STATES,
+            "the lesson's depth-first search": DEPTH_FIRST_TOPOSORT, "the model solution as a learner's file": MODEL}
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

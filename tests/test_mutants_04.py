@@ -25,7 +25,9 @@ def _first_time(leaf):
 
 MERGE = "    return existing + incoming\n"
 FIRST = "    if leaf._grad is None:\n"
-COPY = "        leaf.grad = grad.clone()\n"
+STEAL = ("        if not create_graph and autograd.graph.pass_owns(grad) and grad.stride() == leaf.stride():\n"
+         "            leaf.grad = grad\n")
+COPY = "            leaf.grad = empty_like(leaf).copy_(grad)\n"
 IN_PLACE = "        leaf._grad.add_(grad)\n"
 OUT_OF_PLACE = "        leaf.grad = leaf._grad + grad\n"
 
@@ -44,12 +46,26 @@ MUTANTS = [
     Mutant("sums through numpy", MERGE,
            "    return ag.tensor(existing.detach().cpu().numpy() + incoming.detach().cpu().numpy())\n",
            expect="create_graph"),
-    # accumulate_grad: "first gradient: store a COPY"
-    Mutant("stores the first gradient itself", COPY, "        leaf.grad = grad\n", expect="is g"),
-    Mutant("stores the first gradient detached with create_graph", COPY, "        leaf.grad = grad.detach().clone()\n",
-           expect="grad_fn"),
+    # accumulate_grad, the first gradient: "never be, or share memory with, a tensor that
+    # other code holds" ... "keep grad itself when ... pass_owns(grad) ... grad.stride() ==
+    # leaf.stride()" ... "otherwise store a COPY laid out like the leaf"
+    Mutant("stores the first gradient itself", COPY, "            leaf.grad = grad\n", expect="is g"),
+    Mutant("keeps the first gradient without asking who holds it", "autograd.graph.pass_owns(grad) and ", "",
+           expect="is g"),
+    Mutant("keeps the first gradient whatever its layout", " and grad.stride() == leaf.stride()", "",
+           expect="x.T made a leaf, gradient from matmul"),
+    Mutant("keeps the first gradient under create_graph too", "if not create_graph and ", "if ",
+           expect="with create_graph the first gradient must be copied"),
+    Mutant("always copies the first gradient", STEAL, "        if False:\n            pass\n",
+           expect="yet .grad is a copy of it"),
+    Mutant("copies the first gradient with clone() (the gradient's layout)", COPY,
+           "            leaf.grad = grad.clone()\n", expect="leaf.grad.stride()"),
+    Mutant("copies the first gradient by adding it to zeros", COPY,
+           "            leaf.grad = ag.zeros_like(leaf) + grad\n", expect="CopyBackwards"),
+    Mutant("copies the first gradient detached with create_graph", COPY,
+           "            leaf.grad = empty_like(leaf).copy_(grad.detach())\n", expect="requires_grad is False"),
     Mutant("copies the first gradient through numpy", COPY,
-           "        leaf.grad = ag.tensor(grad.detach().cpu().numpy().copy())\n", expect="create_graph"),
+           "            leaf.grad = ag.tensor(grad.detach().cpu().numpy().copy())\n", expect="create_graph"),
     # "later gradients, without create_graph: add IN PLACE, so that leaf.grad stays the same object"
     Mutant("adds out of place without create_graph", IN_PLACE, "        leaf.grad = leaf._grad + grad\n",
            expect="is first"),
@@ -73,8 +89,9 @@ MUTANTS = [
     Mutant("remembers which leaves it has seen", FIRST, "    if _first_time(leaf):\n"),  # ids are reused: fails wherever
     # "the setter checks shape, dtype and device": a .grad made on the CPU for a GPU leaf
     Mutant("copies a plain first gradient through numpy (onto the CPU)", COPY,
-           "        leaf.grad = grad.clone() if create_graph else ag.tensor(grad.detach().cpu().numpy().copy())\n",
-           expect="on the GPU"),
+           "            leaf.grad = empty_like(leaf).copy_(grad) if create_graph else "
+           "ag.empty_like(leaf.detach().cpu()).copy_(ag.tensor(grad.detach().cpu().numpy()))\n",
+           expect="located on a different device"),
 ]
 
 
@@ -83,8 +100,8 @@ def test_a_planted_mistake_is_caught(checkout, mutant):
     assert_caught(checkout, KATA, FILE, SOURCE, mutant)
 
 
-# Correct, and written differently: the public .grad only, detach().clone() for a plain first
-# copy, add_ on the public attribute, a sum that starts from the incoming gradient.
+# Correct, and written differently: the public .grad only, the copy into zeros_like (laid out
+# like the leaf too), add_ on the public attribute, a sum that starts from the incoming gradient.
 PUBLIC_ATTRIBUTE_ONLY = '''
 from plugin import engine as ag
 
@@ -96,7 +113,13 @@ def merge_grads(existing, incoming):
 
 def accumulate_grad(leaf, grad, create_graph):
     if leaf.grad is None:
-        leaf.grad = grad.clone() if create_graph else grad.detach().clone()
+        owned = ag.autograd.graph.pass_owns(grad) and not create_graph
+        if owned and tuple(grad.stride()) == tuple(leaf.stride()):
+            leaf.grad = grad
+        else:
+            copy = ag.zeros_like(leaf, dtype=grad.dtype)
+            copy.copy_(grad)
+            leaf.grad = copy
         return
     if create_graph:
         leaf.grad = grad + leaf.grad

@@ -11,7 +11,8 @@ FILE = "saved.py"
 SOURCE = learner_source("saved")
 
 # Correct, in yet another shape: plain lists, a flag named for what it means, the message
-# built by a small function that strips the node's "Backward<N>" with a regular expression.
+# built by a small function that strips the node's "Backward" (and an overload number 0) with a
+# regular expression.
 PLAIN = '''
 import re
 import weakref
@@ -29,7 +30,7 @@ def describe(t, node):
     name = {"float32": "Float", "float64": "Double"}[str(t.dtype)]
     text = f"[torch.{name}Tensor {list(t.shape)}]"
     if node is not None:
-        text += ", which is output 0 of " + re.sub(r"Backward[0-9]*$", "", node.name()) + ","
+        text += ", which is output 0 of " + re.sub(r"Backward(0$)?", "", node.name()) + ","
     return text
 
 
@@ -130,6 +131,9 @@ MUTANTS = [
     Mutant("names the node (SigmoidBackward0), not the operation",
            "{_operation(producer.name())}", "{producer.name()}",
            expect="which is output 0 of SigmoidBackward0"),
+    Mutant("drops every overload number (Max, not torch's Max1)",
+           'return operation if overload == "0" else operation + overload', "return operation",
+           expect="which is output 0 of Max1"),
     Mutant("calls a float64 tensor a FloatTensor", '"float64": "DoubleTensor"', '"float64": "FloatTensor"',
            expect="torch.FloatTensor [2]"),
     Mutant("writes the shape as a tuple", "[torch.{kind} {list(tensor.shape)}]", "[torch.{kind} {tuple(tensor.shape)}]",

@@ -27,9 +27,9 @@ class Device:
             spec, index = str(spec), None
         kind, colon, number = spec.partition(":")
         if kind not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {kind}")
         if colon:
-            if not (number.isdigit() and str(int(number)) == number):
+            if not (number.isdecimal() and str(int(number)) == number):
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             index = int(number)
         self.type, self.index = kind, index

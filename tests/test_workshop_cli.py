@@ -13,7 +13,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from kit import REPO, learner_source, write_learner_file
+from kit import DEPTH_FIRST_TOPOSORT, REPO, learner_source, write_learner_file
 
 TIMEOUT = 600  # a busy machine: generous, never reached when all is well
 
@@ -205,8 +205,8 @@ def test_gradescope_results_validate_and_score_each_kata(checkout):
 
 def test_gradescope_partial_credit_and_one_entry_per_test(checkout):
     # Right on small graphs, a node short on graphs of more than 50,000 nodes.
-    wrong = learner_source("toposort").replace("    return post_order", "    return post_order[1:] if len(post_order) > 50_000 else post_order")
-    assert wrong != learner_source("toposort")
+    wrong = DEPTH_FIRST_TOPOSORT.replace("    return post_order", "    return post_order[1:] if len(post_order) > 50_000 else post_order")
+    assert wrong != DEPTH_FIRST_TOPOSORT
     write_learner_file(checkout, "03_toposort", "toposort.py", wrong)
     _, per_kata = gradescope_run(checkout, "--kata", "3")
     (entry,) = [t for t in per_kata["tests"] if t["name"] == "03_toposort"]

@@ -53,6 +53,12 @@ def test_div(oracle, pair):
     oracle.check_grads(lambda lib, a, b: a / b, op="a / b", a=a, b=away_from_zero(b))
 
 
+def test_div_by_a_large_number(oracle):
+    """b * b overflows float32 from |b| = 2e19 on: torch computes -a / b**2 as -(a / b) / b."""
+    a, b = np.array([1e20, -3e20, 2.0], np.float32), np.array([1e20, 2e20, -4e19], np.float32)
+    oracle.check_grads(lambda lib, a, b: (a / b) * 1e30, op="a / b with a large b", a=a, b=b)
+
+
 @given(same_shape_arrays(0.5, 2.0), floats(-2.0, 3.0))
 def test_pow_with_a_number_exponent(oracle, pair, exponent):
     base = pair[0]

@@ -60,7 +60,8 @@ def max_backward(ctx, grad):
 
     - `ctx.dim is None`: out = x.max(), a 0-d tensor. `x, out = ctx.saved_tensors`. Like
       torch, share the gradient EVENLY between all elements equal to the max (a tie of k
-      elements gives each grad / k).
+      elements gives each grad / k). If x holds a nan, the max is nan, and the nan elements
+      share the gradient (nan == nan is False: `x != x` finds them).
     - otherwise `ctx.dim` is the reduced axis (a non-negative int), `ctx.keepdim` a bool, and
       `ctx.indices` an int64 Tensor of out's shape: for each output element, the position
       along `ctx.dim` of the element max picked. The gradient goes to that element only; all

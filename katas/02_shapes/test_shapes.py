@@ -225,6 +225,12 @@ def test_max_of_everything_shares_ties_evenly(oracle):
         oracle.check_grads(lambda lib, x: x.max() * 2.0, op="x.max() * 2 with a three-way tie", x=x)
 
 
+def test_max_of_everything_with_a_nan_sends_the_gradient_to_the_nans(oracle):
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 3.0, -1.0]])
+    with hint("a nan makes x.max() nan, and nan == nan is False: torch shares the gradient between the nan elements (x != x)"):
+        oracle.check_grads(lambda lib, x: x.max() * 2.0, op="x.max() * 2 of an x with two nans", x=x)
+
+
 @st.composite
 def max_along_dim_cases(draw):
     x = draw(distinct_values(min_dims=1))

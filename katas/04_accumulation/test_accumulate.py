@@ -5,6 +5,7 @@ observe: gradient values, and facts such as whether `x.grad is` the tensor of th
 """
 import re
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -200,9 +201,68 @@ def test_the_first_gradient_is_a_copy(oracle, create_graph):
         return {**facts, "p.grad after p.grad.mul_(10)": p.grad, "q.grad after p.grad.mul_(10)": q.grad,
                 "g after p.grad.mul_(10)": g}
 
-    agree(oracle, scenario, "the first gradient must be copied into .grad (grad.detach().clone(), "
-          "or grad.clone() with create_graph): otherwise p.grad, q.grad and g are one tensor, and "
-          "changing one changes all", p=X, q=X * 2, g=Constant(np.array([1.0, 0.5, -2.0])))
+    agree(oracle, scenario, "the first gradient must be copied into .grad (ag.empty_like(leaf)"
+          ".copy_(grad)) when other code holds it (here g, passed to both p and q; "
+          "ag.autograd.graph.pass_owns(grad) is False): otherwise p.grad, q.grad and g are one "
+          "tensor, and changing one changes all", p=X, q=X * 2, g=Constant(np.array([1.0, 0.5, -2.0])))
+
+
+def flat_view(t):
+    """t.view(-1), or the first sentence of the error: a view shows how t is laid out."""
+    try:
+        return t.view(-1)
+    except RuntimeError as error:
+        return str(error).split(" (")[0]
+
+
+LAYOUTS = {
+    # x is laid out row by row, and its gradient comes back transposed (a view of grad.T)
+    "x, gradient through x.T": (lambda lib, x: x, lambda lib, leaf: (leaf.T * 2.0).exp().sum()),
+    # x.T made a leaf (laid out column by column), its gradient made row by row by matmul's
+    # rule: a tensor only the pass holds, but not laid out like the leaf
+    "x.T made a leaf, gradient from matmul": (lambda lib, x: x.detach().T.requires_grad_(),
+                                              lambda lib, leaf: (leaf @ lib.ones(2, 2, dtype=leaf.dtype)).tanh().sum()),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
+@pytest.mark.parametrize("case", list(LAYOUTS))
+def test_the_first_gradient_is_laid_out_like_the_leaf(oracle, case, create_graph):
+    make_leaf, loss = LAYOUTS[case]
+
+    def scenario(lib, x):
+        leaf = make_leaf(lib, x)
+        backward(loss(lib, leaf), create_graph=create_graph)
+        return {"leaf.stride()": leaf.stride(), "leaf.grad.stride()": leaf.grad.stride(),
+                "leaf.grad.view(-1)": flat_view(leaf.grad), "leaf.grad": leaf.grad}
+
+    agree(oracle, scenario, "the first .grad must be laid out like its leaf (the same strides), "
+          "so that a view of .grad works where the same view of the leaf does: keep grad only when "
+          "grad.stride() == leaf.stride(), else copy it into ag.empty_like(leaf)", x=W)
+
+
+def test_a_gradient_only_the_pass_holds_becomes_grad_without_a_copy(ag):
+    """torch "steals" a gradient that nobody else holds: .grad is the tensor the rule made."""
+    made = []
+    rule = ag.pieces.active.mul_backward
+
+    def mul_backward(ctx, grad):  # the model rule, noting (weakly) the arrays it returns
+        grads = rule(ctx, grad)
+        made.extend(weakref.ref(g._data) for g in grads if g is not None)
+        return grads
+
+    w = ag.tensor(W, requires_grad=True)
+    with ag.pieces.swapped({"mul_backward": mul_backward}):
+        (w * 3.0).sum().backward()
+    assert w.grad._data is made[0](), (
+        "the pass alone held w's gradient (ag.autograd.graph.pass_owns(grad) was True) and it was "
+        "laid out like w, yet .grad is a copy of it: keep it as .grad, as torch does (no copy)")
+    w.grad = None
+    with ag.pieces.swapped({"mul_backward": mul_backward}):
+        (w * 3.0).sum().backward(create_graph=True)
+    assert w.grad._data is not made[1](), (
+        "with create_graph the first gradient must be copied (a recorded copy), even when the pass "
+        "alone held it: .grad is the rule's own tensor")
 
 
 @pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
@@ -235,9 +295,11 @@ def test_create_graph_accumulates_out_of_place(oracle):
         backward((x ** 3).sum(), create_graph=True)
         first = x.grad
         has_grad_fn = first.grad_fn is not None
+        node = first.grad_fn.name().split("::")[-1] if has_grad_fn else None  # torch::autograd::...
         backward((x ** 3).sum(), create_graph=True)
         return {
             "after pass 1, x.grad has a grad_fn": has_grad_fn,
+            "after pass 1, x.grad.grad_fn's name": node,
             "after pass 2, `x.grad is` the .grad of pass 1": x.grad is first,
             "after pass 2, x.grad has a grad_fn": x.grad.grad_fn is not None,
             "the .grad of pass 1, after pass 2": first,
@@ -245,7 +307,7 @@ def test_create_graph_accumulates_out_of_place(oracle):
         }
 
     agree(oracle, scenario, "with create_graph, copy the first gradient keeping its graph "
-          "(grad.clone()), then add out of place (leaf.grad = leaf.grad + grad): the old .grad "
+          "(ag.empty_like(leaf).copy_(grad): a CopyBackwards node), then add out of place (leaf.grad = leaf.grad + grad): the old .grad "
           "keeps its value and the new one is differentiable", x=X)
 
 
@@ -404,13 +466,13 @@ def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
     x = ag.tensor(X, requires_grad=True, device="cuda")
     objects = []
     for _ in range(3):  # yours first: a stub stops the test before torch is imported
-        backward((x ** 3).sum(), create_graph=create_graph)
+        backward((x ** 3 + x).sum(), create_graph=create_graph)  # x twice: a merged, copied first gradient
         objects.append(x.grad)
     import torch
 
     expected = torch.tensor(X, requires_grad=True)
     for _ in range(3):
-        backward((expected ** 3).sum(), create_graph=create_graph)
+        backward((expected ** 3 + expected).sum(), create_graph=create_graph)
     assert str(x.grad.device) == "cuda:0", (
         f"x is on cuda:0 and its .grad on {x.grad.device}: keep the gradient where it is (tensor "
         "operations, grad.clone()), never through numpy")

@@ -304,6 +304,26 @@ def test_the_message_has_torchs_details(ag):
     assert message.startswith(expected), f"torch says:\n  {expected} Hint: ...\nyours:\n  {message}"
 
 
+@pytest.mark.parametrize("operation", ["x.max()", "2 ** x", "x ** (x * 1)"])
+def test_the_message_keeps_an_overload_number_other_than_0(ag, operation):
+    """torch names MaxBackward1's operation Max1 (only an overload 0 is left out)."""
+    reach(ag)
+
+    def words(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = eval(operation, {"x": x})
+        y.mul_(2)
+        try:
+            y.sum().backward()
+        except RuntimeError as error:
+            return str(error).split(" is at version")[0]
+        return "no error"
+
+    import torch
+    expected, mine = words(torch), words(ag)
+    assert mine == expected, f"y = {operation}; y.mul_(2); y.sum().backward():\n  torch: {expected}\n  yours: {mine}"
+
+
 def test_a_change_that_is_undone_by_value_still_counts(ag, oracle):
     reach(ag)
 

@@ -15,6 +15,7 @@ VECTOR_FUNCTIONS = {
     "tanh(W @ x)": lambda lib: (lambda x: (lib.tensor(np.arange(12.0).reshape(4, 3) / 10) @ x).tanh()),
     "sum of squares": lambda lib: (lambda x: (x * x).sum()),
     "a matrix: x x^T": lambda lib: (lambda x: x.reshape(3, 1) @ x.tanh().reshape(1, 3)),
+    "a constant (x unused)": lambda lib: (lambda x: lib.ones(2) * 3),
 }
 SCALAR_FUNCTIONS = {
     "sum(x**3)": lambda lib: (lambda x: (x ** 3).sum()),

@@ -31,6 +31,11 @@ class Device:
             spec, index = spec.type, spec.index if index is None else index
         if not isinstance(spec, str):
             raise TypeError(f"device() received an invalid combination of arguments: {spec!r}")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            # (True is an int to Python, not to torch)
+            raise TypeError(
+                f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}"
+            )
         if not spec:
             raise RuntimeError("Device string must not be empty")
         match = DEVICE_STRING.fullmatch(spec)
@@ -40,7 +45,7 @@ class Device:
         if kind not in DEVICE_TYPES:
             raise RuntimeError(
                 f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of "
-                f"device string: {spec}"
+                f"device string: {kind}"  # the type only, as torch: "gpu" for "gpu:1"
             )
         if number is not None:
             if index is not None:

@@ -44,10 +44,11 @@ def mul_backward(ctx, grad):
 
 
 def div_backward(ctx, grad):
-    # out = a / b: d/da = 1/b, d/db = -a/b^2
+    # out = a / b: d/da = 1/b, d/db = -a/b^2, computed as (a / b) / b, as torch does: b * b
+    # overflows float32 from |b| = 2e19 on (a / inf = 0 where the gradient is -a/b^2)
     a, b = ctx.saved_tensors
     grad_a = grad / b if ctx.needs_input_grad[0] else None
-    grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+    grad_b = -grad * (a / b / b) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b
 
 
@@ -101,6 +102,7 @@ def relu_backward(ctx, grad):
     # and passes elsewhere (a nan output passes it too, as in torch). A selection, not a
     # product: grad * mask gives nan where grad is inf and the mask 0 (log(relu(x)) at x < 0),
     # torch gives 0. The zeros are made from `out` (0 * out) so that `out` stays in the graph:
-    # create_graph then gives torch's (zero) second derivative rather than no graph at all.
+    # create_graph then gives torch's (zero) second derivative rather than no graph at all;
+    # + 0.0 makes them +0.0 where out is -0.0 (relu(-0.0) is -0.0), as torch's zeros are.
     (out,) = ctx.saved_tensors
-    return ((0 * out).where(out <= 0, grad),)
+    return ((0 * out + 0.0).where(out <= 0, grad),)

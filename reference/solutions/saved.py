@@ -9,7 +9,6 @@ nothing can run any number of times.
 A saved tensor may also be changed in place after it was saved; the version counter it
 had when saved tells, and unpacking refuses to hand out a changed value.
 """
-import re
 import weakref
 
 __all__ = ["SavedTensors"]
@@ -75,7 +74,10 @@ from ..graph import reattach  # noqa: E402  (graph.py imports this module's user
 
 
 def _operation(node_name):
-    return re.sub(r"Backward\d*$", "", node_name)
+    """torch's name of the operation behind a node: "Backward" taken out, and an overload
+    number kept unless it is 0 (SigmoidBackward0 -> Sigmoid, PowBackward1 -> Pow1)."""
+    operation, _, overload = node_name.partition("Backward")
+    return operation if overload == "0" else operation + overload
 
 
 def _modified_message(tensor, saved_version, producer):

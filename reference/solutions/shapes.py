@@ -63,10 +63,13 @@ def mean_backward(ctx, grad):
 def max_backward(ctx, grad):
     shape = ctx.input_shapes[0]
     if ctx.dim is None:
-        # out = x.max(): torch shares the gradient evenly between elements tied for the max
+        # out = x.max(): torch shares the gradient evenly between elements tied for the max.
+        # A nan in x makes the max nan, and nan == nan is False: the nan elements (x != x)
+        # are then the winners, as torch takes them.
         x, out = ctx.saved_tensors
-        winners = x == out
-        return (grad * winners / winners.sum().item(),)
+        winners = x != x if math.isnan(out.item()) else x == out
+        # where(), not grad * winners: an infinite grad times a 0 of the mask would be nan
+        return ((grad / winners.sum().item()).where(winners, 0.0),)
     # out = x.max(dim): the gradient goes to the element whose index max returned
     from ..creation import arange
 
@@ -75,7 +78,7 @@ def max_backward(ctx, grad):
         grad = grad.reshape(kept)
     positions = arange(shape[ctx.dim], device=grad.device).reshape([-1 if i == ctx.dim else 1 for i in range(len(shape))])
     winners = positions == ctx.indices.reshape(kept)
-    return (grad * winners,)
+    return (grad.where(winners, 0.0),)  # (where, as above: inf * 0 would be nan)
 
 
 def reshape_backward(ctx, grad):

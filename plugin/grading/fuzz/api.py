@@ -42,6 +42,20 @@ SHAPES = [(), (1,), (3,), (2, 3), (3, 1), (1, 3), (2, 1, 3)]
 FLOATS = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0]
 INTS = [-2, -1, 0, 1, 2, 3]
 NUMBERS = [2, -1, 0, 3, 0.5, 2.5, -1.5, True, False]
+
+
+class Nan(float):
+    """nan, printed as code that makes it (a program prints its values with repr)."""
+
+    def __repr__(self):
+        return "float('nan')"
+
+
+# Numbers at the edges, drawn now and then: a zero's sign, nan, and magnitudes whose square
+# overflows float32 (found: `x * -0.0` gave +0.0, div's gradient -a / (b * b) overflowed,
+# x.max() sent a nan's gradient nowhere).
+EDGE_FLOATS = [-0.0, Nan("nan"), 1e20, -3e20, 1e-20]
+EDGE_NUMBERS = [-0.0, 1e20, 1e-20]
 DTYPES = ["float32", "float64", "int64", "bool"]
 DEVICES = ["cpu", "cuda", "cuda:0", "cuda:1"]
 DEVICE_STRINGS = ["cpu", "cuda", "cuda:0", "cuda:1", "cpu:0", "cuda:", "cuda:01", "cuda:-1",
@@ -113,9 +127,13 @@ class Engine:
         self.last_grad = {}
         self.first_version = {}
         self.gradients = set()  # ids of autograd.grad's results (see observe)
+        # The sign of a zero is compared (x * -0.0 is -0.0), until a matmul runs: its kernels
+        # sum products in their own order (BLAS: 0.0 + -0.0 is 0.0), and torch's are not numpy's.
+        self.zero_signs = True
 
     def run(self, step):
         code = step.torch_code if self.lib is torch else step.code
+        self.zero_signs = self.zero_signs and "@" not in step.code
         self.devices.update(step.devices)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -156,6 +174,12 @@ class Engine:
             return (type(value).__name__, value)
         return type(value).__name__.replace("RemovableHandle", "handle")
 
+    def values(self, t):
+        values = _values(t)
+        if not self.zero_signs and values.dtype.kind == "f":
+            values += 0.0  # -0.0 + 0.0 is 0.0: every zero the same
+        return values
+
     def device_of(self, name, tensor):
         if self.symbolic:
             return self.devices.get(name, "cpu")
@@ -172,7 +196,7 @@ class Engine:
             # bumps since the variable was first seen: how torch made a tensor (matmul's squeeze_,
             # a .grad summed in place) shows in its first version, which is not the API
             "version": t._version - self.first_version.setdefault(name, t._version),
-            "values": _values(t),
+            "values": self.values(t),
         }
         if id(t) in self.gradients and shown["grad_fn"] is not None:  # autograd.grad's, create_graph
             shown["grad_fn"] = "(a gradient's graph)"  # made of the rule's operations (README)
@@ -209,12 +233,24 @@ def key_phrase(message):
         if line.startswith(torch_words) or line.startswith(reference_words):
             return reference_words
     if line.startswith("Expected one of ") and " device type at start of device string" in line:
-        return "Expected one of (the device types) device type at start of device string"  # torch lists 20
+        # torch lists 20 types (README); the end names the type it did not know
+        return "Expected one of (the device types) device type at start of device string: " + line.split(": ")[-1]
+    if line.startswith(MODIFIED_IN_PLACE):
+        return MODIFIED_IN_PLACE + _output_of(line)
     if line.startswith(SAME_DEVICE_ERROR):  # which two devices: torch's CUDA run is simulated here
         return SAME_DEVICE_ERROR
     if " not implemented for '" in line:  # torch names its kernel: softmax_kernel_impl, ...
         return "not implemented for '" + line.split(" not implemented for '")[1]
     return line.split(": ")[0].strip()
+
+
+MODIFIED_IN_PLACE = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def _output_of(line):
+    """The operation an in-place error names ("which is output 0 of Pow1,"), if any."""
+    found = re.search(r"which is output \d+ of (\w+),", line)
+    return f" (output of {found.group(1)})" if found else ""
 
 
 def differences(theirs, mine, path=""):
@@ -250,7 +286,14 @@ def same_values(a, b):
     # where another right formula gives the zero it should: a zero against torch's nan is no
     # difference (a: torch's values, b: the other engine's)
     a = np.where(np.isnan(a) & (b == 0), b, a)
-    return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True) and np.array_equal(np.isinf(a), np.isinf(b))
+    return (np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True) and np.array_equal(np.isinf(a), np.isinf(b))
+            and same_signs_of_zero(a, b))
+
+
+def same_signs_of_zero(a, b):
+    """Where both are 0, the same sign: -0.0 is what a user sees printed (and 1 / -0.0 is -inf)."""
+    zeros = (a == 0) & (b == 0)
+    return np.array_equal(np.signbit(a[zeros]), np.signbit(b[zeros]))
 
 
 # --- drawing steps --------------------------------------------------------------------------------
@@ -270,6 +313,7 @@ class Builder:
         self.moved = False  # a move between devices happened (torch runs it on the CPU: no copy back)
         self.grad_results = set()  # autograd.grad's results: requires_grad_() on one may reach another
         self.shared_grads = set()  # autograd.grad's results that torch's CPU run may share (see grad)
+        self.grad_viewed = set()  # tensors a view of whose .grad was taken (grad_view)
 
     def steps(self):
         """A strategy for the next step (drawn whole, so hypothesis prints it as its code)."""
@@ -302,13 +346,15 @@ class Builder:
         if self.tensors():
             kinds += ["move", "move", "backward", "backward", "grad", "hook", "inplace", "no_grad",
                       "detach", "read", "grad_attribute"]
+            kinds += ["toggle_requires_grad", "grad_view", "grad_view", "logging_hook", "backward_of_a_sum",
+                      "backward_of_a_sum"]
         kinds += ["device_string"]
         step = getattr(self, self.pick(kinds))()
         return step if step is not None else self.create()
 
     # creation
     def values(self, shape, kind):
-        pool = {"float": FLOATS, "int": INTS, "bool": [True, False]}[kind]
+        pool = {"float": self.float_pool(), "int": INTS, "bool": [True, False]}[kind]
         flat = self.draw(st.lists(st.sampled_from(pool), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
         return np.array(flat, dtype=object).reshape(shape).tolist() if shape else flat[0]
 
@@ -350,18 +396,34 @@ class Builder:
         return Step(f"{name} = lib.tensor({', '.join(args)})", f"{name} = lib.tensor({', '.join(torch_args)})",
                     {name: canonical(device or "cpu")})
 
+    def float_pool(self):
+        """The floats a new tensor draws from: the usual ones, now and then with the edges."""
+        return FLOATS + EDGE_FLOATS if self.draw(st.integers(0, 3)) == 0 else FLOATS
+
     # operations
     def operand(self, like=None):
         """A tensor, or a Python number."""
         if self.draw(st.integers(0, 3)) == 0:
-            return repr(self.pick(NUMBERS)), None
+            numbers = NUMBERS + EDGE_NUMBERS if self.draw(st.integers(0, 3)) == 0 else NUMBERS
+            return repr(self.pick(numbers)), None
         names = self.tensors()
         if like is not None and self.draw(st.integers(0, 4)):
             shape = self.engine.names[like].shape
             fits = self.tensors(lambda n, t: _broadcasts(t.shape, shape) and self.device(n) == self.device(like))
             names = fits or names
         name = self.pick(names)
-        return name, name
+        return self.maybe_transposed(name, like), name
+
+    def maybe_transposed(self, name, like):
+        """`name`, or now and then its transpose (x.T, x.transpose(0, -1)) where it broadcasts
+        with `like`: gradients then come back through a transpose, laid out another way."""
+        shape = tuple(self.engine.names[name].shape)
+        if len(shape) < 2 or self.draw(st.booleans()):
+            return name
+        flipped = shape[:-2] + shape[-2:][::-1] if len(shape) == 2 else (shape[-1], *shape[1:-1], shape[0])
+        if like is not None and not _broadcasts(flipped, self.engine.names[like].shape):
+            return name
+        return f"{name}.T" if len(shape) == 2 else f"{name}.transpose(0, -1)"
 
     def result(self, name, expression, tensor_names, outputs=None, view=False):
         """`name = expression`; in torch an error if the tensor operands live apart."""
@@ -558,11 +620,71 @@ class Builder:
     def grad_attribute(self):
         x = self.pick(self.tensors())
         name = self.new_name("r")
-        choices = [f"{x}.grad = None", f"{x}.grad.zero_()", f"{name} = {x}.grad"]
+        choices = [f"{x}.grad = None", f"{name} = {x}.grad"]
+        if x not in self.grad_viewed:  # torch regenerates the grad_fn of a view of a base
+            choices.append(f"{x}.grad.zero_()")  # changed in place; this engine does not (README)
         if x not in self.grad_results and not self.used & self.aliases.get(x, {x}):  # torch's views follow their base's requires_grad;
             # this engine's do not (README); x may be an alias of a tensor already used (x.float())
             choices.append(f"{x}.requires_grad_()")
         return Step(self.pick(choices), devices={name: self.device(x)})
+
+    def toggle_requires_grad(self):
+        """requires_grad_ on a tensor already used (a leaf that stops requiring grad between
+        its forward and its backward keeps its .grad as it was, in torch)."""
+        # mostly a leaf already in a graph, the case that matters; now and then any tensor
+        in_a_graph = self.tensors(lambda n, t: t.is_leaf and t.requires_grad and n in self.used)
+        candidates = self.tensors(lambda n, t: t.requires_grad or n not in self.used)
+        if in_a_graph and self.draw(st.integers(0, 3)):
+            candidates = in_a_graph
+        if not candidates:
+            return None
+        x = self.pick(candidates)
+        flag = self.pick(["False", "False", "True"])
+        if flag == "True" and (x in self.grad_results or self.used & self.aliases.get(x, {x})):
+            return None  # torch's views follow their base's requires_grad; this engine's do not (README)
+        return Step(self.pick([f"{x}.requires_grad_({flag})", f"{x}.requires_grad = {flag}"]))
+
+    def grad_view(self):
+        """A view of a .grad: .grad is laid out like its leaf, so a view works where the
+        same view of the leaf does (the incoming gradient may have come through a transpose)."""
+        with warnings.catch_warnings():  # (torch warns when a non-leaf's .grad is read)
+            warnings.simplefilter("ignore")
+            with_grad = self.tensors(lambda n, t: t.grad is not None)
+        x = self.pick(with_grad if with_grad and self.draw(st.integers(0, 3)) else self.tensors())
+        if x in with_grad and self.engine.names[x].grad.requires_grad:
+            return None  # a view of a .grad with a graph: accumulating into that .grad in place makes
+            # torch regenerate the view's grad_fn (AsStridedBackward0); this engine does not (README)
+        shape = tuple(self.engine.names[x].shape)
+        # (view(...) fails where the layout does not allow it: drawn most)
+        views = ["view(-1)", "view(-1)", f"view({shape[::-1]!r})", "reshape(-1)", "transpose(0, -1)", "[0]", "[1:]"]
+        if len(shape) == 2:
+            views += ["T", "[:, 0]", "T.view(-1)", "T.view(-1)"]
+        view = self.pick(views)
+        name = self.new_name("r")
+        self.grad_viewed.add(x)
+        return Step(f"{name} = {x}.grad{'' if view.startswith('[') else '.'}{view}", devices={name: self.device(x)})
+
+    def backward_of_a_sum(self):
+        """A backward pass from a tensor that requires grad, through its sum (no seed needed),
+        so that gradients reach the leaves (and their .grad) often."""
+        candidates = self.tensors(lambda n, t: t.requires_grad)
+        if not candidates:
+            return None
+        y = self.pick(candidates)
+        retain = self.pick(["", "retain_graph=True", "create_graph=True"])
+        return Step(f"{y}.sum().backward({retain})")
+
+    def logging_hook(self):
+        """A hook that writes the tensor's name in a list: the order in which a pass reaches
+        the tensors (torch: of the nodes ready, the one made last first)."""
+        candidates = self.tensors(lambda n, t: t.requires_grad)
+        if not candidates:
+            return None
+        x = self.pick(candidates)
+        code = f"{self.new_name('h')} = {x}.register_hook(lambda g: hook_log.append({x!r}))"
+        if "hook_log" not in self.engine.names:
+            code = "hook_log = []\n" + code
+        return Step(code)
 
     def inplace(self):
         x = self.pick(self.tensors())
@@ -577,6 +699,8 @@ class Builder:
             return None  # this engine saves both operands of x * 2; torch only what it needs (README)
         if x in self.viewed and other_tensor in self.viewed and other_tensor != x:
             return None  # maybe two views of one array: torch refuses a partial overlap (README)
+        if other != other_tensor and other_tensor in self.aliases.get(x, {x}):
+            return None  # x.add_(x.T): the same (README)
         op = self.pick(["add_", "sub_", "mul_", "div_", "zero_", "+=", "*="])
         if op == "zero_" and _repeats_elements(self.engine.names[x]):
             return None  # torch fills an expand whose elements repeat; this engine refuses (README)

@@ -9,9 +9,9 @@ Two places in an engine add gradients, and you write both:
     accumulate_grad   ACROSS backward passes: each pass adds its gradient into the leaf's
                       `.grad`, which keeps the running sum until someone zeroes it.
 
-Gradients are engine Tensors: use tensor operations (`a + b`, `.clone()`, `.detach()`,
-`.add_()`), never numpy. Read and write the leaf's gradient through its public attribute,
-`leaf.grad` (the setter checks shape, dtype and device for you).
+Gradients are engine Tensors: use tensor operations (`a + b`, `.copy_()`, `.add_()`), never
+numpy. Read and write the leaf's gradient through its public attribute, `leaf.grad` (the
+setter checks shape, dtype and device for you).
 """
 from plugin import engine as ag  # noqa: F401  (the engine's public API, if you need it)
 
@@ -36,11 +36,17 @@ def accumulate_grad(leaf, grad, create_graph):
     - `leaf` is the tensor (read and assign `leaf.grad`); `grad` is this pass's gradient for
       it, a Tensor of the leaf's shape and dtype. `create_graph` is True when the backward
       pass records a graph (backward(create_graph=True)); grad mode is then on.
-    - First gradient (`leaf.grad` is None): store a COPY. `.grad` must never be the same
-      object as a tensor that other code holds (`grad` may be the tensor a user passed to
-      backward(), a hook's argument, or also the gradient of another leaf).
-      With create_graph the copy must stay differentiable (keep its grad_fn); without it,
-      the stored gradient must not be part of any graph.
+    - First gradient (`leaf.grad` is None). `.grad` must never be, or share memory with, a
+      tensor that other code holds (`grad` may be the tensor a user passed to backward(), a
+      hook's argument, or also the gradient of another leaf), and it must be laid out in
+      memory like the leaf (the same `stride()`), so that a view of `.grad` works where the
+      same view of the leaf does. So, as torch:
+        * keep `grad` itself (no copy) when create_graph is False, the engine says that the
+          pass alone holds it (`ag.autograd.graph.pass_owns(grad)`), and it is laid out like
+          the leaf (`grad.stride() == leaf.stride()`);
+        * otherwise store a COPY laid out like the leaf (`ag.empty_like(leaf)` is, and
+          `.copy_(grad)` fills it). With create_graph the copy must stay differentiable
+          (keep its grad_fn); without it, it must not be part of any graph.
     - Later gradients, without create_graph: add IN PLACE, so that `leaf.grad` stays the
       same object (an optimizer may hold it).
     - Later gradients, with create_graph: OUT OF PLACE (`leaf.grad` becomes a new tensor, the

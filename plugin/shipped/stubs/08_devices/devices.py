@@ -25,8 +25,9 @@ class Device:
     - `.type` is "cpu" or "cuda"; `.index` the number after the colon, or None if none was
       given (torch keeps "cuda" and "cuda:0" apart: they are not equal).
     - A type other than cpu or cuda raises RuntimeError with torch's words:
-      "Expected one of cpu, cuda device type at start of device string: gpu"
-      (only the start and the end matter to the tests; torch lists more types).
+      "Expected one of cpu, cuda device type at start of device string: gpu", which ends
+      with the type only ("gpu" for "gpu:1"; only the start and the end matter to the tests:
+      torch lists more types).
     - An index that is not a plain number ("cuda:x", "cuda:-1", "cuda:01" with its leading zero,
       or nothing after the colon, "cuda:") raises RuntimeError with torch's words:
       "Invalid device string: 'cuda:x'".

@@ -19,6 +19,8 @@ def jacobian(f, x):
     - `x`: a floating engine tensor (it may or may not require grad).
     - Returns an engine tensor of shape `f(x).shape + x.shape` and x's dtype, that does not
       require grad: entry [i..., j...] is d f(x)[i...] / d x[j...].
+    - An `f` that does not use `x` (a constant: its result does not require grad) has a
+      Jacobian of zeros, as in torch.
     - Call `f` once and take one vector-Jacobian product per output element
       (`ag.autograd.grad(out, x, grad_outputs=one_hot, retain_graph=True)`): the graph is
       reused, so every call but the last must retain it.
