@@ -17,7 +17,7 @@ import pytest
 # The kit's options that take a value (plugin/grading/options.py; a test checks the two agree).
 VALUE_OPTIONS = (
     "--kata-report", "--kata-learner", "--kata", "--kata-timeout", "--solution", "--cuda",
-    "--kata-report-format", "--kata-hard-limit", "--kata-memory-limit", "--kata-child-fd",
+    "--kata-report-format", "--kata-html", "--kata-hard-limit", "--kata-memory-limit", "--kata-child-fd",
 )
 
 

@@ -42,6 +42,18 @@ def _as_grad_tuple(grads):
     return tuple(grads)
 
 
+def _one_per_input(grads, inputs):
+    """What run_backward returned when asked for `inputs`: one gradient (or None) per input,
+    as its contract says; anything else is refused here, where the piece can be named."""
+    if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
+        got = f"{len(grads)} gradients" if isinstance(grads, (tuple, list)) else repr(grads) if grads is None else type(grads).__name__
+        raise TypeError(
+            f"run_backward returned {got}; given inputs, it must return one gradient (or None) "
+            f"per input: {len(inputs)} here"
+        )
+    return grads
+
+
 def _check_inputs(inputs):
     if not inputs:
         raise RuntimeError("inputs argument to backward() cannot be empty.")
@@ -74,7 +86,7 @@ def _backward_into(inputs, tensors, seeds, retain_graph, create_graph):
         t.retain_grad()
     watch = _NodesRun([t.grad_fn for t in inputs if t.grad_fn is not None])
     try:
-        grads = active.run_backward(tensors, seeds, retain_graph, create_graph, inputs)
+        grads = _one_per_input(active.run_backward(tensors, seeds, retain_graph, create_graph, inputs), inputs)
     finally:
         watch.stop()
     _run_input_nodes(inputs, grads, watch.ran, retain_graph, create_graph)
@@ -133,7 +145,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     seeds = active.make_root_grads(outputs, _as_grad_tuple(grad_outputs))
     _check_inputs(inputs)  # after the outputs, as torch checks them
     with _running_pass():
-        grads = active.run_backward(outputs, seeds, retain_graph, create_graph, inputs)
+        grads = _one_per_input(active.run_backward(outputs, seeds, retain_graph, create_graph, inputs), inputs)
     if not allow_unused:
         for index, g in enumerate(grads):
             if g is None:

@@ -1,8 +1,11 @@
 """Creating tensors, with torch's defaults: Python floats become float32 (the default
 dtype), ints int64; a numpy array keeps its dtype (float64 stays float64)."""
+import math
+
 import numpy as np
 
 from .pieces import active
+from .torch_version import ARANGE_COUNTS_BEFORE_CASTING
 from .tensor import CPU, Tensor, canonical_device
 
 _rng = np.random.default_rng()
@@ -79,12 +82,28 @@ def rand(*size, requires_grad=False, dtype=None, device=None):
 def arange(start, end=None, step=1, requires_grad=False, dtype=None, device=None):
     if end is None:
         start, end = 0, start
-    if dtype is not None and np.dtype(dtype).kind in "iu" and int(step) == 0:
-        raise ValueError("step must be nonzero")  # torch casts the step to the dtype first: 0.5 -> 0
-    array = np.arange(start, end, step, dtype=_dtype(dtype))
+    if dtype is not None and np.dtype(dtype).kind in "iu":
+        array = _integer_arange(start, end, step, np.dtype(dtype))
+    else:
+        array = np.arange(start, end, step, dtype=_dtype(dtype))
     if dtype is None and array.dtype == np.float64:
         array = array.astype(np.float32)
     return _place(array, requires_grad, device)
+
+
+def _integer_arange(start, end, step, dtype):
+    """torch's arange in an integer dtype, which steps by the step cast to the dtype (0.5 -> 0);
+    how many elements it has depends on the torch installed (see torch_version.py)."""
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if ARANGE_COUNTS_BEFORE_CASTING:  # 2.14: counted from the float arguments
+        count = math.ceil((end - start) / step)
+    else:  # 2.13: all three cast first
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+        count = math.ceil((end - start) / step)
+    return int(start) + np.arange(max(count, 0), dtype=dtype) * dtype.type(int(step))
 
 
 def zeros_like(t, requires_grad=False, dtype=None, device=None):

@@ -14,6 +14,7 @@ from .grad_mode import GradMode
 from .graph import Node, NodeKind
 from .pieces import active
 from .tensor import Tensor, canonical_device
+from .torch_version import BOOL_REFUSED
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -219,12 +220,12 @@ def _check_sub(a, b):
     # (Each operand checked once: this runs for every subtraction, `1 - out` in the rules too.)
     a_is_bool, b_is_bool = _is_bool(a), _is_bool(b)
     if a_is_bool and b_is_bool:
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
     if a_is_bool or b_is_bool:
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -352,7 +353,7 @@ def floating(x):
 
 def neg(x):
     if x._data.dtype.kind == "b":
-        raise RuntimeError(
+        raise BOOL_REFUSED(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
@@ -399,7 +400,7 @@ def tanh(x):
 
 def relu(x):
     if x._data.dtype.kind == "b":
-        raise RuntimeError("Boolean inputs not supported for relu")
+        raise BOOL_REFUSED("Boolean inputs not supported for relu")
     # x where it is not below 0, as torch: relu(-0.0) is -0.0 (np.maximum gives 0.0), and nan stays
     out, ctx = record(ReluBackward0, np.where(x._data < 0, x._data.dtype.type(0), x._data), (x,))
     if ctx:
@@ -700,10 +701,7 @@ def _transposed(kind, x, dim0, dim1):
 
 
 def expand(x, sizes):
-    target = _shape_arg(sizes)
-    if -1 in target:  # -1 keeps that dimension's size
-        offset = len(target) - x.ndim
-        target = tuple([x.shape[i - offset] if s == -1 else s for i, s in enumerate(target)])
+    target = _expanded_shape(x, _shape_arg(sizes))
     if math.prod(target) == x._data.size:  # no element repeated (only dims of size 1 added):
         data = x._data.reshape(target)  # a view that can be written to, as torch's
     else:  # elements repeated: a read-only broadcast view (in place: torch's error)
@@ -712,6 +710,45 @@ def expand(x, sizes):
             data = data.copy()
     out, ctx = record(ExpandBackward0, data, (x,))
     return _view_of(out, x)
+
+
+# torch's names of a tensor's type, as its expand error prints them
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
+
+
+def _expanded_shape(x, target):
+    """The shape x.expand(*target) gives, checked with torch's words: a new dimension is added
+    in front, -1 keeps a dimension's size, and only a dimension of size 1 may grow."""
+    shape = x._data.shape
+    if len(target) < len(shape):
+        dtype = str(x._data.dtype)
+        kind = "CPUBoolType" if dtype == "bool" else (
+            f"torch.{'cuda.' if x.is_cuda else ''}{_TYPE_NAMES.get(dtype, dtype)}")
+        raise RuntimeError(
+            f"expand({kind}{{{list(shape)}}}, size={list(target)}): the number of sizes provided "
+            f"({len(target)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    offset = len(target) - len(shape)
+    result = []
+    for i, size in enumerate(target):
+        if i < offset:
+            if size < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) isn't allowed in a leading, non-existing dimension {i}")
+        else:
+            existing = shape[i - offset]
+            if size == -1:
+                size = existing
+            elif size != existing and existing != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) must match the existing size ({existing}) at "
+                    f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: {list(shape)}"
+                )
+        if size < 0:
+            raise RuntimeError("numel: integer multiplication overflow")
+        result.append(size)
+    return tuple(result)
 
 
 def _broadcast_view(array, shape):

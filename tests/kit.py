@@ -47,7 +47,7 @@ def learner_source(module):
     return as_learner(reference_source(module))
 
 
-ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|done|crashed|timed out)")
+ROW = re.compile(r"^  (\d\d_\w+)\s+(\d+/\d+|not run)\s+(not started|in progress|done|blocked|crashed|timed out)")
 
 
 def table_rows(output_lines):

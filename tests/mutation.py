@@ -16,6 +16,8 @@ mutant must show, and the run stays short. Its random cases are fewer than a lea
 draws, and a failing one is not shrunk (the PLANTED profile): a mutant is a mistake
 everywhere, so the first cases show it, and shrinking would only cost time.
 """
+import ast
+import re
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, settings
@@ -78,14 +80,71 @@ def plant_and_grade_in_full(checkout, kata, filename, source, *options):
     return checkout.runpytest(*FULL_RUN, *options)
 
 
-def assert_killed(result, kata, mutant):
-    """The kata is not done, and the output names the mistake when the mutant says how."""
+def assert_killed(result, kata, mutant, source=""):
+    """The kata is not done, the output names the mistake when the mutant says how, and the
+    table's first failure reads right (see assert_reads_right)."""
     __tracebackhide__ = True
     out = result.stdout.str()
     assert result.ret != 0, f"mutant {mutant.name!r} survived (exit 0):\n{out}"
     assert kata_row(result, kata)[1] != "done", f"mutant {mutant.name!r} survived:\n{out}"
     if mutant.expect:
         assert mutant.expect in out, f"mutant {mutant.name!r}: {mutant.expect!r} not shown:\n{out}"
+    assert_reads_right(result, kata, source, what=f"mutant {mutant.name!r}")
+
+
+# A message that is a Python exception as Python wrote it ("TypeError: 'NoneType' object is not
+# iterable"), not a sentence of the kit's about the learner's piece.
+BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
+WORDLESS = ("Regex pattern did not match", "assert ", "failed (no message)")
+
+
+def first_failure_line(result, kata):
+    """The message of the table's "first failure:" line under `kata`'s row."""
+    lines = result.outlines
+    row = next(i for i, line in enumerate(lines) if line.startswith(f"  {kata} "))
+    for line in lines[row + 1:]:
+        if not line.startswith("    "):
+            break
+        if "first failure" in line:  # "first failure: " or "first failure (N tests): "
+            return line.split(": ", 1)[1].strip()
+    return None
+
+
+def assert_reads_right(result, kata, source, what):
+    """Issue 27's rule for the first failure a learner reads: a sentence that says something
+    (not empty, not a heading, not a bare Python exception from a test file or the engine),
+    naming only pieces the learner wrote (their kata's pieces, or functions of their file)."""
+    __tracebackhide__ = True
+    message = first_failure_line(result, kata)
+    out = result.stdout.str()
+    assert message, f"{what}: no first failure in the table:\n{out}"
+    words = re.findall(r"[A-Za-z]{2,}", message)
+    assert len(words) >= 4 and not message.rstrip("…").endswith(":"), f"{what}: a wordless first failure: {message!r}"
+    assert not message.startswith(WORDLESS), f"{what}: a wordless first failure: {message!r}"
+    assert not BARE_EXCEPTION.match(message), f"{what}: a bare Python exception as first failure: {message!r}\n{out}"
+    yours = set(re.findall(r"\byour (\w+)", message)) - NOT_PIECES
+    written = learner_names(kata, source)
+    assert yours <= written, f"{what}: names {sorted(yours - written)}, not the learner's: {message!r}"
+
+
+# Words after "your" that are not names of code: "your engine", "your file", ...
+NOT_PIECES = {"engine", "file", "graph", "gradient", "gradients", "own", "piece", "pieces", "rule", "rules",
+              "code", "words", "message", "loop", "result", "hook", "hooks", "tensor", "tensors", "run",
+              "capstone", "model", "weights", "loss", "order", "sort", "function", "functions", "answer"}
+
+
+def learner_names(kata, source):
+    """The names a learner of `kata` wrote: the kata's pieces and functions, and every
+    function, class and method of the planted file."""
+    from plugin.manifest import find_kata
+
+    found = find_kata(kata)
+    names = set(found.pieces) | set(found.functions)
+    if source:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+    return names
 
 
 def assert_caught(checkout, kata, filename, source, mutant, *options):
@@ -94,7 +153,7 @@ def assert_caught(checkout, kata, filename, source, mutant, *options):
     __tracebackhide__ = True
     planted = mutate(source, mutant)
     compile(planted, filename, "exec")  # a mutant is a mistake in working code, not a syntax error
-    assert_killed(plant_and_grade(checkout, kata, filename, planted, *options), kata, mutant)
+    assert_killed(plant_and_grade(checkout, kata, filename, planted, *options), kata, mutant, planted)
 
 
 def assert_correct_is_done(checkout, kata, filename, source, *options):

@@ -60,3 +60,24 @@ def test_the_readme_opens_with_the_two_commands():
     install, grade = commands
     assert "pip install -e ." in install and "download.pytorch.org/whl/cpu" in install
     assert grade.strip() == "pytest"
+
+
+def test_kata_02s_lesson_names_each_rules_nodes_as_the_engine_does():
+    """Issue 31.2: a message names a node (SelectBackward0); the lesson says whose rule it is.
+    Every node the engine records for a kata 02 rule is in the table, under that rule."""
+    import reference.ops as ops
+    from reference.graph import NodeKind
+
+    lesson = (REPO / "katas" / "02_shapes" / "README.md").read_text(encoding="utf-8")
+    table = {}
+    for rule, nodes in re.findall(r"^\| `(\w+_backward)` \| (.*`\w+Backward\d`.*) \|$", lesson, re.M):
+        table[rule] = set(re.findall(r"`(\w+Backward\d)`", nodes))
+    shapes_rules = {"sum_backward", "mean_backward", "max_backward", "reshape_backward",
+                    "transpose_backward", "matmul_backward", "getitem_backward"}
+    engine = {}
+    kinds = [v for v in vars(ops).values() if isinstance(v, NodeKind)]
+    kinds += [v for table_ in vars(ops).values() if isinstance(table_, dict) for v in table_.values() if isinstance(v, NodeKind)]
+    for kind in kinds:
+        if kind.rule in shapes_rules:
+            engine.setdefault(kind.rule, set()).add(kind.name)
+    assert table == engine, f"the lesson's table {table}\nthe engine's nodes {engine}"

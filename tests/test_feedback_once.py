@@ -18,10 +18,11 @@ def test_the_hint_shows_once_under_the_first_failure(checkout):
     out = result.stdout.str()
     assert result.parseoutcomes()["failed"] > 1, out
     assert out.count(first_hint_line(checkout)) == 1, out
-    # ... under the first failure, before the second one's header
-    first, second = [i for i, line in enumerate(result.outlines) if line.startswith("____")][:2]
+    # ... under the first failure (the only one shown in full), before the table
+    first = next(i for i, line in enumerate(result.outlines) if line.startswith("____"))
+    table = next(i for i, line in enumerate(result.outlines) if "Autograd Katas" in line)
     hint_at = next(i for i, line in enumerate(result.outlines) if first_hint_line(checkout) in line)
-    assert first < hint_at < second, out
+    assert first < hint_at < table, out
 
 
 def test_the_hint_shows_once_under_verbose_too(checkout):
@@ -90,3 +91,37 @@ def test_no_benchmark_warning_under_xdist(checkout):
     out = result.stdout.str()
     assert result.ret == 0, out
     assert "Benchmark" not in out, out
+
+
+# --- the blind walk-through (issues 27, 31): one mistake met by many tests ---------------------
+
+def test_tests_failing_with_the_same_words_share_one_line(pytester):
+    """Kata 03, next_functions read as nodes (they are (node, input_nr) pairs): ten tests
+    fail alike; the table said the same sentence on nine lines."""
+    make_checkout(pytester, katas=["03_toposort"])
+    write_learner_file(pytester, "03_toposort", "toposort.py", learner_source("toposort").replace(
+        "for child, _ in edges:", "for child in edges:"))
+    result = pytester.runpytest("--kata", "3", "-p", "no:randomly", "-k", "not speed")
+    out = result.stdout.str()
+    failed = result.parseoutcomes()["failed"]
+    lines = [line.strip() for line in result.outlines if line.strip().startswith(("first failure", "also"))]
+    assert len(lines) < failed, out
+    first = lines[0]
+    assert first.startswith("first failure (") and "tests): your topological_order raised AttributeError" in first, out
+    said = [line.split(": ", 1)[1] for line in lines]
+    assert len(said) == len(set(said)), out
+
+
+def test_a_learners_key_error_reads_as_a_sentence(pytester):
+    """Kata 06, buffers[node] for a node nothing reached: a KeyError quotes its message, so the
+    kit's sentence came out in quotes with its line breaks as \\n."""
+    make_checkout(pytester, katas=["06_backward_pass"])
+    write_learner_file(pytester, "06_backward_pass", "backward_pass.py", learner_source("backward_pass").replace(
+        "buffers.pop(node, None)", "buffers[node]"))
+    result = pytester.runpytest("--kata", "6", "-p", "no:randomly", "-k", "not speed")
+    out = result.stdout.str()
+    assert any(line.startswith("E") and "KeyError: your run_backward raised KeyError: <" in line
+               for line in result.outlines), out
+    assert "'your run_backward" not in out and "\\n  at katas" not in out, out
+    assert any(line.startswith("E") and "at katas/06_backward_pass/backward_pass.py, line" in line
+               for line in result.outlines), out

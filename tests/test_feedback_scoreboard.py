@@ -75,7 +75,7 @@ def test_every_detail_shows_without_hover():
     table = parse(classmates)
     ada = next(row for row in table.rows if row[0][0].startswith("Ada"))
     done_cell, in_progress_cell = ada[2][0], ada[3][0]
-    assert "\u2713" in done_cell and "1.25x" in done_cell and "2h" in done_cell
+    assert "\u2713" in done_cell and "1.25x" in done_cell and "2 hints" in done_cell
     assert "20/35" in in_progress_cell
     # a flag is a footnote: marked in the cell, its words under the table
     assert "[1]" in done_cell and "[1] Ada, 01_elementwise_rules: imports torch (line 3)" in table.text
@@ -112,3 +112,39 @@ def test_the_page_fits_a_1024_pixel_projector(tmp_path):
     ).stdout
     width = int(re.search(r'data-width="(\d+)"', dom).group(1))
     assert width <= 1024, f"the page is {width} px wide"
+
+
+# --- issue 27.3: the terminal's width, words a room can read ---------------------------------
+
+def test_the_terminal_table_fits_the_terminal(monkeypatch):
+    """COLUMNS=80 (and the terminal's own width) is obeyed: lines were ~200 characters."""
+    classmates = widest_class()
+    monkeypatch.setenv("COLUMNS", "80")
+    text = scoreboard.terminal_table(classmates, SLUGS)
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "katas: 01 elementwise_rules, 02 shapes" in text  # the numbers explained
+    assert "Ada" in text and "10/10" in text
+    wide = scoreboard.terminal_table(classmates, SLUGS, width=400)
+    assert "01_elementwise_rules" in wide.splitlines()[0]  # full names where they fit
+
+
+def test_hints_read_as_hints_not_hours():
+    cell = scoreboard.html_cell({"status": "done", "speed_ratio": 1.0, "hints_used": 2})
+    assert "2 hints" in cell and "2h" not in cell
+    assert "1 hint<" in scoreboard.html_cell({"status": "done", "hints_used": 1})
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium to lay the page out")
+def test_the_speed_and_counts_are_big_enough_for_the_back_of_a_room(tmp_path):
+    """Every piece of text in the table, speed and hints included, at 14 px or more (they were 11)."""
+    page = scoreboard.html_page(widest_class(), SLUGS, made=MADE)
+    measured = page.replace("</body>", (
+        "<script>document.body.dataset.smallest = Math.min(...[...document.querySelectorAll('td, th, td *, th *')]"
+        ".filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize)))</script></body>"))
+    path = tmp_path / "class.html"
+    path.write_text(measured, encoding="utf-8")
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1024,768",
+         "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    smallest = float(re.search(r'data-smallest="([\d.]+)"', dom).group(1))
+    assert smallest >= 14, f"the smallest text of the table is {smallest} px"

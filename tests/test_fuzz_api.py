@@ -214,6 +214,10 @@ REGRESSIONS = {
         "x = lib.tensor([1., 2.], requires_grad=True)", "h = x * 3", "r = h.register_hook(lambda g: g * 10)",
         "h.retain_grad()", "loss = (h * h).sum()", "a, b = lib.autograd.grad(loss, [h, x], retain_graph=True)",
         "c, = lib.autograd.grad(loss, [h])"],
+    "expand to sizes that do not fit: torch's words, not numpy's (issue 31.6)": [
+        "x = lib.tensor([[1.], [2.], [3.]], requires_grad=True)", "a = x.expand(4, 2)", "b = x.expand([1])",
+        "c = x.expand(-1, 3)", "d = x.expand(2, 3, 1)", "e = x.expand(-1, 3, 1)", "f = x.reshape(-1).expand(2, 6)",
+        "g = x.expand(3, -2)", "h = x.expand(2, -1, -1)"],
     # issue 32, and what the blind writers found (each checked against torch 2.13)
     "a leaf that stops requiring grad after the forward keeps its .grad": [
         "a = lib.tensor([1., 2.], requires_grad=True)", "b = lib.tensor([3., 4.], requires_grad=True)",

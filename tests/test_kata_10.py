@@ -92,3 +92,13 @@ def test_a_recursive_toposort_fails_the_deep_chain_then_blocks_once_graded(check
     result = checkout.runpytest("--kata", "10", "-k", "deep_chain or loss_curve")
     assert result.ret == 0
     assert "finish katas 03 first (in progress at the last grading: 03)" in result.stdout.str()
+
+
+def test_a_written_capstone_waiting_for_other_katas_says_blocked(checkout):
+    """Issue 31.2: kata 10 showed "not started" while its file was written and waited for
+    katas 01, 03, 06."""
+    write_learner_file(checkout, "10_capstone", "capstone.py", capstone_reference())
+    result = checkout.runpytest("--kata", "10", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    assert kata_row(result, "10_capstone")[1] == "blocked", result.stdout.str()
+    assert "finish katas 01" in result.stdout.str()

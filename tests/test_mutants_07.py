@@ -73,7 +73,7 @@ class SavedTensors:
 MUTANTS = [
     # the owner
     Mutant("holds the owner strongly", "self._owner = weakref.ref(owner)", "self._owner = lambda: owner",
-           expect="use weakref.ref(owner)"),
+           expect="your SavedTensors holds its owner strongly (node -> saved -> node): keep weakref.ref(owner)"),
     # save: versions and outputs
     Mutant("never compares versions", "if t is not None and t._version != version:", "if False:",
            expect="test_an_output_changed_in_place_is_detected"),

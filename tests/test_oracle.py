@@ -51,8 +51,11 @@ def test_a_float64_gradient_for_a_float32_leaf_fails(oracle):
         (out,) = ctx.saved_tensors
         return (grad.double() * out.double() * (1 - out.double()),)
 
-    with pieces.swapped({"sigmoid_backward": float64_sigmoid}), pytest.raises(RuntimeError, match="expected dtype float32 but got float64"):
+    with pieces.swapped({"sigmoid_backward": float64_sigmoid}), pytest.raises(KataMismatch) as caught:
         oracle.check_grads(chain, a=A.astype(np.float32), b=B.astype(np.float32))
+    message = str(caught.value)
+    assert "your sigmoid_backward returned a float64 gradient for input 0 of SigmoidBackward0" in message, message
+    assert "torch's error: RuntimeError: Function SigmoidBackward0 returned an invalid gradient at index 0 - expected dtype float32 but got float64" in message
 
 
 def test_a_missing_gradient_fails(oracle):

@@ -1,4 +1,6 @@
 """The grading plugin, run by pytester on a copy of the katas (a learner's clone)."""
+import re
+
 import pytest
 
 from kit import RECURSIVE_TOPOSORT as RECURSIVE, reference_source, table_rows, write_learner_file
@@ -77,7 +79,7 @@ def test_the_reference_solution_passes_every_kata(checkout):
     assert result.ret == 0, result.stdout.str()
     table = rows(result)
     assert all(status == "done" for _, status in table.values()), table
-    assert f"Progress: {len(table)} of {len(table)} katas done" in result.stdout.str()
+    assert f"On the model solutions (--solution reference): {len(table)} of {len(table)} katas done" in result.stdout.str()
 
 
 def test_kata_option_runs_only_that_kata(checkout):
@@ -175,10 +177,19 @@ def test_later_failures_of_a_kata_are_one_line_unless_verbose(checkout):
     wrong = reference_source("rules").replace("return grad, grad\n", "return grad, grad * 2\n")
     write_learner_file(checkout, "01_elementwise_rules", "rules.py", wrong)
     short = checkout.runpytest("--kata", "1")
-    assert "(shown in one line; -v shows it in full)" in short.stdout.str()
-    assert "more failing; -v lists them all" in short.stdout.str()
+    out = short.stdout.str()
+    failed = short.parseoutcomes()["failed"]
+    # each failure once: the first in full, the others one line each in the table
+    assert out.count("_ test_") == 1 and "short test summary info" not in out, out
+    said = [re.match(r"\s*(first failure|also)(?: \((\d+) tests\))?: ", line) for line in short.outlines]
+    said = [m for m in said if m]
+    assert said[0].group(1) == "first failure" and len(said) <= 9, out
+    shown = sum(int(m.group(2) or 1) for m in said)  # failures alike share a line: "also (3 tests): "
+    assert shown == failed or len(said) == 9, out
+    if failed > shown:
+        assert f"(+{failed - shown} more failing; -v shows every failure in full)" in out, out
     full = checkout.runpytest("--kata", "1", "-v")
-    assert "(shown in one line" not in full.stdout.str()
+    assert full.stdout.str().count("_ test_") == failed
 
 
 def test_xdist_gives_the_same_table(checkout):
@@ -211,12 +222,14 @@ def test_hint_shows_one_more_hint_per_call(checkout):
 
 def test_a_failing_test_carries_the_current_hint(checkout):
     write_learner_file(checkout, "03_toposort", "toposort.py", RECURSIVE)
-    checkout.runpytest("--kata", "3", "--hint")  # the learner asked for hint 1
+    asked = checkout.runpytest("--kata", "3", "--hint")  # the learner asked for a hint: the one for this failure
+    number = int(re.search(r"Hint (\d+) of \d+ for kata 03_toposort", asked.stdout.str()).group(1))
     result = checkout.runpytest("--kata", "3", "-k", "deep_chain")
     out = result.stdout.str()
     assert "Hint (pytest --hint shows the next one)" in out
     hints = (checkout.path / "katas" / "03_toposort" / "hints.md").read_text().split("\n---")
-    assert hints[0].strip().splitlines()[0] in out
+    assert "RecursionError" in hints[number - 1]  # the hint that matches a recursion
+    assert hints[number - 1].strip().splitlines()[0] in out
 
 
 def test_a_learner_file_importing_the_reference_is_flagged_and_not_done(checkout):

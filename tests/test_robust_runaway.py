@@ -58,6 +58,7 @@ def runaway_checkout(pytester):
 
 
 def failed_ids(result):
+    # (-rf asks for pytest's short summary, which a kata run otherwise leaves to the table)
     return [line.split()[1] for line in result.outlines if line.startswith("FAILED ")]
 
 
@@ -103,7 +104,7 @@ def check_runaway_run(pytester, result):
 def test_an_endless_loop_under_hypothesis_fails_its_tests_and_the_run_goes_on(pytester):
     runaway_checkout(pytester)
     result = pytester.runpytest_subprocess(
-        "--kata-timeout", str(LIMIT), "--kata-report", "r.json", "-p", "no:randomly",
+        "--kata-timeout", str(LIMIT), "--kata-report", "r.json", "-p", "no:randomly", "-rf",
         "--durations=0", f"--durations-min={0.9 * LIMIT}", timeout=RUN_LIMIT,
     )
     check_runaway_run(pytester, result)
@@ -117,7 +118,7 @@ def test_an_endless_loop_under_xdist_fails_its_tests_and_the_run_goes_on(pyteste
     runaway_checkout(pytester)
     result = pytester.runpytest_subprocess(
         "-n", "2", "--kata-keep-workers", "--kata-timeout", str(LIMIT), "--kata-report", "r.json", "-p", "no:randomly",
-        timeout=RUN_LIMIT,
+        "-rf", timeout=RUN_LIMIT,
     )
     check_runaway_run(pytester, result)
 
@@ -147,7 +148,7 @@ def test_a_method_of_a_learner_class_that_loops_forever_waits_once(pytester):
     write_learner_file(pytester, "07_retain_graph", "saved.py", source.replace(
         right, right + "        while self is not None:\n            pass\n"))
     result = pytester.runpytest_subprocess(
-        "--kata-timeout", str(LIMIT), "-p", "no:randomly", "--durations=0", f"--durations-min={0.9 * LIMIT}",
+        "--kata-timeout", str(LIMIT), "-p", "no:randomly", "-rf", "--durations=0", f"--durations-min={0.9 * LIMIT}",
         timeout=RUN_LIMIT,
     )
     out = result.stdout.str()

@@ -101,3 +101,36 @@ def test_the_cycle_collector_rests_while_a_kata_test_runs(checkout):
     import gc
 
     assert gc.isenabled()  # and it is back on after the run
+
+
+# --- where the time goes (issue 31.4) --------------------------------------------------------------
+
+def test_a_slower_piece_is_named_with_the_usual_causes():
+    """A kata 02 whose matmul_backward does its work many times over: the verdict names it,
+    with its time against the reference's, and the causes the lesson teaches."""
+    import numpy as np
+
+    import reference
+    from plugin.grading.speed import Speed
+    from plugin.manifest import find_kata
+    from reference import pieces
+
+    reference_matmul = pieces.REFERENCE["matmul_backward"]
+
+    def wasteful_matmul_backward(ctx, grad):
+        for _ in range(20):
+            result = reference_matmul(ctx, grad)
+        return result
+
+    x = reference.tensor(np.ones((64, 128)))
+    w = reference.tensor(np.ones((128, 64)) * 0.01, requires_grad=True)
+
+    def make():  # speed(make): a fresh workload each time, the function to time
+        return lambda: ((x @ w).sigmoid() @ w.T).sum().backward()
+
+    judge = Speed.__new__(Speed)
+    judge.kata = find_kata(2)
+    with pieces.swapped({"matmul_backward": wasteful_matmul_backward}):
+        why = judge.where_the_time_goes(make)
+    assert why.startswith("your matmul_backward took"), why
+    assert "needs_input_grad" in why, why

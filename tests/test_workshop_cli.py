@@ -39,7 +39,7 @@ def test_the_console_script_is_katas():
 def test_help_lists_every_command(checkout):
     done = katas(checkout, "--help")
     assert done.returncode == 0
-    for command in ("next", "check", "hint", "watch", "reset", "report", "scoreboard"):
+    for command in ("next", "check", "hint", "watch", "show", "reset", "report", "scoreboard"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), (command, done.stdout)
     assert "Exit status: 0 done" in done.stdout
     check = katas(checkout, "check", "--help")
@@ -106,6 +106,27 @@ def test_reset_keeps_the_learner_file(checkout):
     assert "NotImplementedError" in path.read_text()
 
 
+def test_show_opens_the_graph_page_of_a_wrong_gradient(checkout):
+    """Issue 27.4: the page opens from the terminal (`katas show`), not only from its address."""
+    from plugin.workshop import show
+
+    assert katas(checkout, "show", "--no-open").returncode == 1  # nothing graded yet: no page
+    write_learner_file(checkout, "01_elementwise_rules", "rules.py", learner_source("rules").replace(
+        "    grad_a = grad * b if ctx.needs_input_grad[0] else None",
+        "    grad_a = b if ctx.needs_input_grad[0] else None"))
+    graded = katas(checkout, "check", "1", "--", "-p", "no:randomly", "-k", "test_mul")
+    assert graded.returncode == 1 and "katas show 1" in graded.stdout, graded.stdout
+    shown = katas(checkout, "show", "1", "--no-open")
+    assert shown.returncode == 0, shown.stderr
+    page = shown.stdout.strip()
+    assert page.startswith("file://") and page.endswith("/01_elementwise_rules.html") and page in graded.stdout
+    opened = []
+    assert show.main([], root=checkout.path, open_page=opened.append) == 0 and opened == [page]
+    other = katas(checkout, "show", "3", "--no-open")
+    assert other.returncode == 1 and "No graph page for kata 03_toposort" in other.stderr
+    assert katas(checkout, "show", "99").returncode == 2
+
+
 def test_report_then_scoreboard(checkout):
     plant_reference(checkout, "03_toposort", "toposort.py", "toposort")
     report = checkout.path / "reports" / "ada.json"
@@ -117,6 +138,26 @@ def test_report_then_scoreboard(checkout):
     board = katas(checkout, "scoreboard", str(report))
     assert board.returncode == 0, board.stderr
     assert "Ada" in board.stdout
+
+
+def test_watch_takes_the_interval_the_readme_documents(checkout):
+    """Issue 27.3: `katas watch 1 --interval 1` was "unrecognized arguments"; a usage error
+    names `katas watch`, not the module behind it."""
+    from plugin.workshop import cli, watch
+
+    args = cli.parser().parse_args(["watch", "1", "--interval", "1"])
+    args.pytest_args = []
+    seen = {}
+    real = watch.main
+    watch.main = lambda argv, prog: seen.update(argv=argv, prog=prog) or 0
+    try:
+        assert args.run(args) == 0
+    finally:
+        watch.main = real
+    assert seen["argv"][:4] == ["--kata", "1", "--interval", "1.0"] and seen["prog"] == "katas watch", seen
+    wrong = subprocess.run([sys.executable, "-m", "plugin.workshop.cli", "watch", "1", "--interval", "soon"],
+                           cwd=checkout.path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    assert wrong.returncode == 2 and "usage: katas watch" in wrong.stderr, wrong.stderr
 
 
 def test_watch_grades_then_stops_on_ctrl_c(checkout):
@@ -274,3 +315,23 @@ def test_the_classroom_workflow_checks_each_kata_and_its_commands_work(checkout)
     for command, expected in ((commands[2], 0), (commands[3], 1)):
         args = command.split()[1:]
         assert katas(checkout, *args).returncode == expected, command
+
+
+def test_run_autograder_grades_with_its_own_copy_of_the_kit(tmp_path):
+    """Issue 27.3: from an environment where another copy of the kit is installed (an editable
+    install of an instructor's checkout: here a decoy `plugin` first on the path), the grading
+    imports `plugin` and `reference` from the kit the autograder runs from."""
+    decoy = tmp_path / "elsewhere"
+    (decoy / "plugin").mkdir(parents=True)
+    (decoy / "plugin" / "__init__.py").write_text("raise ImportError('the wrong copy of the kit was imported')\n")
+    root = tmp_path / "autograder"
+    (root / "submission" / "katas" / "03_toposort").mkdir(parents=True)
+    (root / "source").symlink_to(REPO)
+    (root / "submission" / "katas" / "03_toposort" / "toposort.py").write_text(learner_source("toposort"))
+    env = {**os.environ, "PYTHONPATH": str(decoy)}
+    subprocess.run(["bash", str(REPO / "examples" / "gradescope" / "run_autograder")],
+                   env={**env, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable},
+                   capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert "the wrong copy" not in results.get("output", ""), results
+    assert {t["name"]: t["score"] for t in results["tests"]}["03_toposort"] == 10, results

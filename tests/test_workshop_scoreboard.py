@@ -53,7 +53,8 @@ def run(args):
     return code, out.getvalue(), err.getvalue()
 
 
-def test_the_latest_report_per_learner_wins_and_bad_files_are_skipped_by_name(tmp_path):
+def test_the_latest_report_per_learner_wins_and_bad_files_are_skipped_by_name(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # the full table: its width is tested elsewhere
     reports = tmp_path / "reports"
     reports.mkdir()
     older = a_report("Ada", "2026-11-23T09:00:00Z", {"01_a": "in progress", "02_b": "not started"})

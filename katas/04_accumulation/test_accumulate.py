@@ -483,7 +483,7 @@ def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
         f"{[not create_graph] * 2}, got {same}")
     if create_graph:
         (second,) = ag.autograd.grad(x.grad.sum(), x)
-        assert str(second.device) == "cuda:0"
+        assert str(second.device) == "cuda:0", f"the second derivative of x (on cuda:0) came back on {second.device}"
         np.testing.assert_allclose(second.cpu().numpy(), 3 * 6 * X, rtol=1e-10,
                                    err_msg="the derivative of x.grad.sum() after three create_graph passes")
 

@@ -125,8 +125,11 @@ def test_one_call_for_all_weights_is_cheaper_than_one_per_weight(ag):
     tws, tloss = network(torch)
     theirs = torch.autograd.grad(tloss, tws)
     for i, (a, b, t) in enumerate(zip(mine, one_by_one, theirs)):
-        np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws)[{i}] differs from torch's")
-        np.testing.assert_allclose(b.numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws[{i}]) differs from torch's")
+        assert a.requires_grad == t.requires_grad, (
+            f"grad(loss, ws)[{i}].requires_grad is {a.requires_grad}, torch's is {t.requires_grad}: without "
+            "create_graph, the pass runs with grad mode off")
+        np.testing.assert_allclose(a.detach().numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws)[{i}] differs from torch's")
+        np.testing.assert_allclose(b.detach().numpy(), t.numpy(), rtol=1e-7, err_msg=f"grad(loss, ws[{i}]) differs from torch's")
 
 
 # --- hooks and retain_grad ----------------------------------------------------------------------
@@ -181,7 +184,10 @@ def test_the_pass_runs_with_grad_mode_off_unless_create_graph(oracle):
         h.register_hook(lambda g: seen.append(lib.is_grad_enabled()))
         (h * h).sum().backward(retain_graph=True)
         (h * h).sum().backward(create_graph=True)
-        return seen, lib.is_grad_enabled()
+        return {
+            "grad mode as a hook saw it, in backward() and then in backward(create_graph=True)": seen,
+            "grad mode after both passes": lib.is_grad_enabled(),
+        }
 
     oracle.compare(modes, x=array(1.0, 2.0))
 

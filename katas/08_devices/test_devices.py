@@ -76,8 +76,10 @@ def test_device_strings_read_like_torchs(ag, spec):
 
 def test_device_from_type_and_index_and_from_a_device(ag):
     Device = reach(ag).__class__
-    assert Device("cuda", 1) == Device("cuda:1")
-    assert Device(Device("cuda:1")) == Device("cuda:1")
+    assert Device("cuda", 1) == Device("cuda:1"), (
+        f"Device('cuda', 1) should equal Device('cuda:1'), got {Device('cuda', 1)!r}")
+    assert Device(Device("cuda:1")) == Device("cuda:1"), (
+        f"Device(Device('cuda:1')) should equal Device('cuda:1'), got {Device(Device('cuda:1'))!r}")
 
 
 def test_equality_and_hash_follow_torch(ag):
@@ -130,14 +132,15 @@ def test_array_module_of_each_device(ag):
     Device = reach(ag).__class__
     module = ag.pieces.active.array_module
     assert module(Device("cpu")) is np, "the CPU's array module is numpy"
-    assert module(Device("cuda:0")) is ag.cuda.module(0)
+    assert module(Device("cuda:0")) is ag.cuda.module(0), f"cuda:0's array module is ag.cuda.module(0), got {module(Device('cuda:0'))!r}"
     assert module(Device("cuda")) is ag.cuda.module(0), "cuda without an index means cuda:0"
 
 
 def test_array_module_of_the_second_gpu(ag):
     Device = reach(ag).__class__
     two_gpus(ag)
-    assert ag.pieces.active.array_module(Device("cuda:1")) is ag.cuda.module(1)
+    got = ag.pieces.active.array_module(Device("cuda:1"))
+    assert got is ag.cuda.module(1), f"cuda:1's array module is ag.cuda.module(1), got {got!r}"
 
 
 def test_transfers_copy_and_are_counted(ag):
@@ -164,8 +167,9 @@ def test_a_tensor_lands_on_the_gpu_it_names(ag):
     reach(ag)
     two_gpus(ag)
     x = ag.tensor([1.0, 2.0], device="cuda:1")
-    assert str(x.device) == "cuda:1" and x.is_cuda
-    assert str(ag.zeros(2, device="cuda").device) == "cuda:0"
+    assert str(x.device) == "cuda:1" and x.is_cuda, f"ag.tensor(..., device='cuda:1') landed on {x.device}"
+    zeros = ag.zeros(2, device="cuda")
+    assert str(zeros.device) == "cuda:0", f"ag.zeros(2, device='cuda') should land on cuda:0, got {zeros.device}"
     np.testing.assert_array_equal(x.cpu().numpy(), [1.0, 2.0])
 
 
@@ -224,7 +228,8 @@ def test_check_same_device_names_the_first_two_devices(ag):
     check("add", a, None, ag.ones(2))  # one device (None ignored): nothing to say
     with pytest.raises(RuntimeError) as info:
         check("add", b, None, b, a, b)
-    assert str(info.value) == f"{SAME_DEVICE}cuda:0 and cpu!"
+    assert str(info.value) == f"{SAME_DEVICE}cuda:0 and cpu!", (
+        f"torch says:\n  {SAME_DEVICE}cuda:0 and cpu!\nyours:\n  {info.value}")
 
 
 def test_check_same_device_names_the_first_device_that_differs(ag):
@@ -233,7 +238,8 @@ def test_check_same_device_names_the_first_device_that_differs(ag):
     a, b, c = ag.ones(1), ag.ones(1, device="cuda:1"), ag.ones(1, device="cuda:0")
     with pytest.raises(RuntimeError) as info:
         ag.pieces.active.check_same_device("add", a, a, b, c)
-    assert str(info.value) == f"{SAME_DEVICE}cpu and cuda:1!"
+    assert str(info.value) == f"{SAME_DEVICE}cpu and cuda:1!", (
+        f"torch says:\n  {SAME_DEVICE}cpu and cuda:1!\nyours:\n  {info.value}")
 
 
 def test_host_arrays_never_mix_with_gpu_tensors(ag):
@@ -265,7 +271,7 @@ def test_the_gradient_of_a_move_goes_back_where_it_came_from(ag, backend):
     reach(ag)
     x = ag.tensor([0.5, -1.0, 2.0], dtype=ag.float64, requires_grad=True, device="cuda")
     y = (x * x).to("cpu")  # the rest of the graph on the host
-    assert y.grad_fn.name() == "ToCopyBackward0"
+    assert y.grad_fn.name() == "ToCopyBackward0", f"a move's node is torch's ToCopyBackward0, got {y.grad_fn.name()}"
     backward_through_moves((y.exp() * 3).sum())
     assert str(x.grad.device) == "cuda:0", f"x lives on cuda:0, its gradient arrived on {x.grad.device}"
     expected = torch_grads(lambda lib, x: ((x * x).to("cpu").exp() * 3).sum(), x=np.array([0.5, -1.0, 2.0]))
@@ -279,7 +285,7 @@ def test_a_move_between_gpus_and_back_in_one_graph(ag):
     loss = ((w.cuda(1) * 2).cuda(0).tanh().cpu() * w).sum()
     backward_through_moves(loss)
     expected = torch_grads(lambda lib, w: ((w * 2).tanh() * w).sum(), w=np.array([1.0, 2.0]))
-    assert str(w.grad.device) == "cpu"
+    assert str(w.grad.device) == "cpu", f"w lives on the cpu, its gradient arrived on {w.grad.device}"
     np.testing.assert_allclose(w.grad.numpy(), expected["w"], rtol=1e-10)
 
 
@@ -289,10 +295,10 @@ def test_seeds_and_accumulated_grads_live_on_the_device(ag):
     x = ag.tensor([1.0, 2.0], requires_grad=True, device="cuda:1")
     (x * x).sum().backward()
     (x * x).backward(ag.ones(2, device="cuda:1"))  # a seed given on the device: accumulates
-    assert str(x.grad.device) == "cuda:1"
+    assert str(x.grad.device) == "cuda:1", f"x lives on cuda:1, its .grad on {x.grad.device}"
     np.testing.assert_allclose(host(x.grad), [4.0, 8.0])
     (g,) = ag.autograd.grad((x * 3).sum(), x)
-    assert str(g.device) == "cuda:1"
+    assert str(g.device) == "cuda:1", f"x lives on cuda:1, autograd.grad gave its gradient on {g.device}"
 
 
 def test_numpy_of_a_gpu_tensor_is_refused_with_torchs_advice(ag):
@@ -300,7 +306,8 @@ def test_numpy_of_a_gpu_tensor_is_refused_with_torchs_advice(ag):
     x = ag.tensor([1.0, 2.0], device="cuda")
     with pytest.raises(TypeError) as info:
         x.numpy()
-    assert NUMPY_ADVICE in str(info.value) and "cuda:0" in str(info.value)
+    assert NUMPY_ADVICE in str(info.value) and "cuda:0" in str(info.value), (
+        f"torch says:\n  can't convert cuda:0 device type tensor to numpy. {NUMPY_ADVICE}\nyours:\n  {info.value}")
     np.testing.assert_array_equal(x.cpu().numpy(), [1.0, 2.0])
 
 
@@ -312,7 +319,7 @@ def test_a_training_step_leaves_no_device_memory_behind(ag):
     x = ag.tensor(X, device="cuda")
     loss = (x @ w).relu().mean()
     loss.backward()
-    assert ag.cuda.memory_allocated(0) > before
+    assert ag.cuda.memory_allocated(0) > before, "a model on the GPU must hold device memory: were its tensors put on the host?"
     del w, x, loss
     gc.collect()
     assert ag.cuda.memory_allocated(0) == before, (

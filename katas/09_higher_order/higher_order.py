@@ -24,6 +24,8 @@ def jacobian(f, x):
     - Call `f` once and take one vector-Jacobian product per output element
       (`ag.autograd.grad(out, x, grad_outputs=one_hot, retain_graph=True)`): the graph is
       reused, so every call but the last must retain it.
+    - Where f's output does not reach x (f built from a weight only), the rows are zeros, as
+      torch's (`allow_unused=True` gives None there).
     - Leave the caller's `x` as it was: no `.grad` on it afterwards.
     - If f's output does not depend on x (a constant, or a function of other tensors only),
       the Jacobian is zeros, as torch's, not an error.

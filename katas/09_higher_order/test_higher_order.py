@@ -64,9 +64,26 @@ def call(what, function, *args):
                         "pass retain_graph=True to every autograd.grad call but the last "
                         f"(torch: {str(error)[:51]})", pytrace=False)
         if "does not require grad and does not have a grad_fn" in str(error):
-            pytest.fail(f"{what}: a gradient without a graph was differentiated again; the first "
-                        f"autograd.grad needs create_graph=True (torch: {error})", pytrace=False)
+            pytest.fail(f"{what}: {_why_no_graph(*args)} (torch: {error})", pytrace=False)
         raise
+
+
+def _why_no_graph(f, x, *rest):
+    """Why a gradient had no graph to differentiate, checked on the model solution's engine:
+    f linear in x (its gradient is a constant, with no graph even under create_graph=True),
+    else a first autograd.grad without create_graph=True."""
+    from plugin import engine
+
+    point = engine.tensor(x.detach().cpu().numpy(), requires_grad=True)
+    try:
+        (g,) = engine.autograd.grad(f(point), point, create_graph=True, allow_unused=True)
+    except RuntimeError:
+        g = None
+    if g is None or not g.requires_grad:
+        return ("f is linear in x here: its gradient does not depend on x, so it has no graph even "
+                "with create_graph=True, and differentiating it again fails. The answer is zeros "
+                "(torch.autograd.functional gives zeros): check g.requires_grad before the second call")
+    return "a gradient without a graph was differentiated again; the first autograd.grad needs create_graph=True"
 
 
 # --- jacobian ---------------------------------------------------------------------------------
@@ -91,6 +108,21 @@ def test_jacobian_keeps_both_shapes(ag, solution, shape):
     import torch
     expected = torch.autograd.functional.jacobian(f(torch), torch.tensor(x))
     assert_close(actual, expected, f"jacobian at an x of shape {shape}")
+
+
+def test_jacobian_of_a_function_that_does_not_reach_x_is_zero(ag, solution):
+    """f(x) = w * 2, w a weight: f's output requires grad, but its graph never reaches x, so
+    autograd.grad finds no gradient for x (None with allow_unused). torch's jacobian: zeros."""
+    x, w = RNG.normal(size=3), RNG.normal(size=2)
+
+    def f(lib, weight):
+        return lambda t: weight * 2
+
+    weight = ag.tensor(w, requires_grad=True)
+    actual = call("jacobian", solution.jacobian, f(ag, weight), ag.tensor(x))
+    import torch
+    expected = torch.autograd.functional.jacobian(f(torch, torch.tensor(w, requires_grad=True)), torch.tensor(x))
+    assert_close(actual, expected, "jacobian of w * 2 (a weight's, not x's)")
 
 
 def test_jacobian_of_a_float32_function_is_float32(ag, solution):

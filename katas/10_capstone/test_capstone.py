@@ -93,7 +93,7 @@ def test_sgd_step_updates_in_place_and_clears_grad(ag, solution):
     (w * w).sum().backward()
     before = w
     solution.sgd_step([w], 0.25)
-    assert w is before
+    assert w is before, "sgd_step must update each weight in place (p -= ...), not make a new tensor"
     assert_close(w.detach().numpy(), [0.5, -1.0], "sgd_step must compute p - lr * p.grad, in place")
     assert w.is_leaf and w.grad_fn is None, "the update was recorded in the graph: use ag.no_grad()"
     assert w.grad is None, "sgd_step must clear .grad (p.grad = None) after the update"

@@ -184,6 +184,11 @@ class KataFunctions:
             }
         self._solution = solution
 
+    def __repr__(self):  # shown above a failure among the test's arguments
+        kata, solution = self.__dict__.get("_kata"), self.__dict__.get("_solution")
+        whose = "your" if solution == "learner" else "the model solution's"
+        return f"<{whose} {', '.join(kata.functions) if kata else 'functions'}>"
+
     def __getattr__(self, name):
         functions = self.__dict__.get("_chosen", {}).get(self.__dict__.get("_solution"), {})
         if name in functions:

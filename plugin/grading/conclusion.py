@@ -30,8 +30,10 @@ def why_no_speed(kata, result):
     return "not measured in this run"
 
 
-def show_table(tr, config, results, cached, run_flags):
-    write_table(tr, results, cached, why_no_speed, verbose=config.getoption("verbose") > 0, run_flags=run_flags)
+def show_table(tr, config, results, cached, run_flags, chosen=()):
+    """The table; `chosen`: the katas this run was asked for (--kata), which the Next line follows."""
+    write_table(tr, results, cached, why_no_speed, verbose=config.getoption("verbose") > 0, run_flags=run_flags,
+                chosen=chosen, on_reference=config.getoption("solution") == "reference")
 
 
 def chosen_done(chosen, results):
@@ -39,6 +41,32 @@ def chosen_done(chosen, results):
     run's results alone."""
     chosen = chosen or katas()
     return bool(chosen) and all(status_of(results, {}, k) == DONE for k in chosen)
+
+
+def not_done_line(chosen, results):
+    """--kata-require-done's last line: why each chosen kata (else every kata) is not done;
+    None when all are."""
+    undone = [k for k in (chosen or katas()) if status_of(results, {}, k) != DONE]
+    if not undone:
+        return None
+    return "Not done (--kata-require-done): " + "; ".join(_why_not_done(k, results) for k in undone)
+
+
+def _why_not_done(kata, results):
+    result = results.get(kata.slug)
+    status = status_of(results, {}, kata)
+    if result is None or not result.tests:
+        return f"{kata.slug} was not graded in this run"
+    if result.flags:
+        return f"{kata.slug} is flagged: {result.flags[0]}"
+    failed = sum(1 for t in result.graded if t.outcome == "failed")
+    todo = sum(1 for t in result.graded if t.outcome == "todo")
+    if failed or todo:
+        parts = [f"{failed} failed" if failed else "", f"{todo} not written yet" if todo else ""]
+        return f"{kata.slug} is {status} ({', '.join(p for p in parts if p)})"
+    if result.partial:
+        return f"{kata.slug}: {result.partial}"
+    return f"{kata.slug} is {status}"
 
 
 def write_report(config, results, cached, hints_used, run_flags):

@@ -5,6 +5,7 @@ import reference
 
 from ..edition import has_model_solution
 from ..guards import tripwire
+from . import blame
 from .assembly import KataFunctions, blocked_message, capstone_blockers, engine_for
 from ..state import KATA_KEY
 from .outcomes import KataBlocked
@@ -26,6 +27,7 @@ def _kata_engine(request):
     if kata is None:
         yield reference
         return
+    blame.forget_returns()
     solution = _solution(request)
     if kata.whole_engine and solution == "learner":
         _stop_if_blocked(request, kata)

@@ -17,6 +17,8 @@ import types
 
 import numpy as np
 
+from ..manifest import learner_file_paths
+from . import blame
 from .oracle import Constant, KataMismatch, torch_module
 
 DEVICE = "cuda"
@@ -60,8 +62,10 @@ def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs)
         actual.backward(None if seed is None else ag.tensor(seed.astype(_on_host(actual).dtype), device=DEVICE))
     except NotImplementedError:  # a stub: a to-do, not a mistake
         raise
-    except (RuntimeError, TypeError) as error:
-        raise KataMismatch(f"{where}: the engine raised {type(error).__name__}: {error}\n  {ADVICE}") from None
+    except Exception as error:
+        if isinstance(error, KataMismatch):
+            raise
+        raise KataMismatch(f"{where}: {_explained(error)}") from None
     torch = torch_module()
     theirs = {name: torch.tensor(_array(v).astype(np.float64) if _array(v).dtype.kind == "f" else _array(v),
                                  requires_grad=_wants_grad(v)) for name, v in inputs.items()}
@@ -71,6 +75,14 @@ def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs)
     for name, value in inputs.items():
         if _wants_grad(value):
             _compare_grad(where, name, _array(value).dtype, theirs[name].grad, ours[name].grad)
+
+
+def _explained(error):
+    """The piece behind an error (see blame.py), with the GPU advice where the error is about
+    devices: a piece that made a tensor on the CPU."""
+    sentence = blame.explain(error, learner_file_paths()) or f"the engine raised {type(error).__name__}: {error}"
+    about_devices = any(word in str(error) for word in ("device", "NumPy", "host array", "cuda"))
+    return f"{sentence}\n  {ADVICE}" if about_devices else sentence
 
 
 def _on_the_device(what, actual):

@@ -110,6 +110,7 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
                 return node, (
                     f"{node_name(node)} received the right gradient but returned a wrong one "
                     f"for its input {k} (item {k} of the tuple its rule returns){_culprit(node, k)}:\n"
+                    f"      received {abbreviate(ours[0])}\n"
                     f"      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
                 )
     return None, ""

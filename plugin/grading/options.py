@@ -72,6 +72,13 @@ def pytest_addoption(parser):
         "is done: for CI and classroom autograding",
     )
     group.addoption(
+        "--kata-html",
+        default=None,
+        metavar="PATH",
+        help="where to write the page that draws the graph of a kata's first wrong gradient, "
+        "yours and torch's side by side (default: in pytest's cache; the failure gives its address)",
+    )
+    group.addoption(
         "--kata-keep-workers",
         action="store_true",
         default=False,

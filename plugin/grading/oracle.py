@@ -22,13 +22,15 @@ results, taken then, not the engine's objects. Its tolerances cannot be changed 
 """
 import types
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 from reference import pieces as seam
 
 from ..guards import tracers, tripwire
-from . import graph_view
+from ..manifest import learner_file_paths
+from . import blame, graph_picture, graph_view
 
 
 def torch_module():
@@ -91,6 +93,9 @@ class Oracle:
     def __init__(self, engine):
         self.ag = engine
 
+    def __repr__(self):  # pytest shows a test's arguments above its failure: words, not an address
+        return "<the oracle: runs each check on the engine and on torch>"
+
     # --- gradients ---------------------------------------------------------------------
 
     def check_grads(self, fn, op=None, result_name="the result (forward)", **inputs):
@@ -113,7 +118,9 @@ class Oracle:
                     self._compare_grad(op, name, inputs, expected, actual)
         except KataMismatch as mismatch:
             # The values this call used (a test may have moved them after hypothesis drew them).
-            raise KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}") from None
+            again = KataMismatch(f"{mismatch}\n  inputs of this call: {_describe_inputs(inputs)}")
+            again.picture = getattr(mismatch, "picture", None)  # the graph, drawn if asked (graph_picture.py)
+            raise again from None
 
     def _run_backward(self, lib, fn, inputs, float64):
         tensors = _make_inputs(lib, inputs, float64)
@@ -134,25 +141,21 @@ class Oracle:
         records, handles = graph_view.record_gradients(nodes)
         try:
             out.backward(seed)
-        except (ValueError, IndexError) as error:  # numpy's words, from inside a rule
-            raise KataMismatch(f"{op}: {_rule_error(error)}") from error
-        except RuntimeError as error:
+        except Exception as error:
             if lib is not self.ag:  # torch
                 raise
-            unbroadcast = _unbroadcast_shape_error(error)
-            if unbroadcast:
-                raise KataMismatch(f"{op}: {unbroadcast}") from error
-            if SECOND_TIME not in str(error):
-                if _raised_in_a_rule(error):  # torch's words for a shape, from the rule's own call
-                    raise KataMismatch(f"{op}: {_rule_error(error)}") from error
+            if SECOND_TIME in str(error) and not _raised_by_learner(error):
+                # One backward call on a fresh graph: only a node run twice can meet freed tensors.
+                raise KataMismatch(
+                    f"{op}: a node ran a second time in one backward pass, after its saved tensors "
+                    "were freed (torch's error: \"Trying to backward through the graph a second "
+                    "time\"). A pass runs each node once, with the sum of all the gradients that "
+                    "reach it: buffer them, and run the node when its turn in the order comes."
+                ) from error
+            explained = blame.explain(error, learner_file_paths())
+            if explained is None:
                 raise
-            # One backward call on a fresh graph: only a node run twice can meet freed tensors.
-            raise KataMismatch(
-                f"{op}: a node ran a second time in one backward pass, after its saved tensors "
-                "were freed (torch's error: \"Trying to backward through the graph a second "
-                "time\"). A pass runs each node once, with the sum of all the gradients that "
-                "reach it: buffer them, and run the node when its turn in the order comes."
-            ) from error
+            raise KataMismatch(f"{op}: {explained}") from error
         finally:
             for handle in handles:
                 handle.remove()
@@ -197,12 +200,19 @@ class Oracle:
                 f"  got      {graph_view.abbreviate(_numpy(ours))}"
             )
         if problem:
-            raise KataMismatch(f"{op}: {problem}{self._diagnosis(expected, actual, inputs, dtype)}")
+            diagnosis, picture = self._diagnosis(expected, actual, inputs, dtype)
+            mismatch = KataMismatch(f"{op}: {problem}{diagnosis}")
+            if picture is not None:
+                picture.op, picture.message = op, f"{op}: {problem}{diagnosis}"
+            mismatch.picture = picture
+            raise mismatch
 
     def _diagnosis(self, expected, actual, inputs, dtype):
+        """The sentence that locates the first wrong node, with the text tree, and what it
+        takes to draw both graphs (graph_picture.Mismatch)."""
         pairs = actual.get("pairs")
         if not pairs:
-            return ""
+            return "", None
         root = actual["root"]
         topological_order = seam.REFERENCE.get("topological_order")
         if topological_order is None:  # a course edition without kata 03's model solution
@@ -213,7 +223,9 @@ class Oracle:
         )
         labels = {id(t): name for name, t in actual["tensors"].items()}
         where = f"\n  where: {sentence}" if node is not None else ""
-        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}"
+        picture = graph_picture.Mismatch("", "", root, expected.get("root"), pairs, actual["records"],
+                                         expected["records"], node, labels)
+        return f"{where}\n  graph (from the output down):\n{graph_view.draw(root, node, labels)}", picture
 
     # --- behaviour -------------------------------------------------------------------------
 
@@ -273,62 +285,13 @@ def _records_by_pair(nodes, records, pairs):
             if hooked.get(id(ours)) in records}
 
 
-def _node_frames(error):
-    """(method name, node, the frame's locals, its traceback entry) for each frame of
-    `error`'s traceback that runs a method of a graph node, outermost first."""
+def _raised_by_learner(error):
+    """Whether a learner's own code raised `error` itself (a SavedTensors that refuses too
+    early), not the engine called from it."""
     tb = error.__traceback__
-    while tb is not None:
-        node = tb.tb_frame.f_locals.get("self")
-        if hasattr(node, "kind"):
-            yield tb.tb_frame.f_code.co_name, node, tb.tb_frame.f_locals, tb
+    while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-
-
-def _rule_error(error):
-    """A numpy error raised inside a backward rule, in a sentence that names the rule, the
-    gradient's shape it got and the shapes it had to return."""
-    rule, got, wanted = None, None, None
-    for method, node, frame_locals, _ in _node_frames(error):  # the innermost node call (or unbroadcast) wins
-        if method == "__call__":
-            rule, got = node.kind.rule, frame_locals.get("grad")
-            wanted = " and ".join(str(tuple(shape)) for shape in node.input_shapes)
-        elif method == "_reduced":
-            rule, got, wanted = "unbroadcast", frame_locals.get("grad"), str(tuple(frame_locals.get("shape")))
-    if rule is None:
-        return f"the backward pass raised {type(error).__name__}: {error}"
-    got_shape = tuple(got.shape) if hasattr(got, "shape") else "?"
-    return (
-        f"your {rule} raised {type(error).__name__}: {error}\n"
-        f"  it got a gradient of shape {got_shape} and had to return gradients of shape {wanted}"
-    )
-
-
-def _raised_in_a_rule(error):
-    """Whether `error` came from inside a backward rule (a reshape to a shape that does not
-    fit, say), not from the engine's checks of what the rule returned."""
-    inside = False
-    for method, node, _, tb in _node_frames(error):
-        if method == "__call__":
-            following = tb.tb_next
-            inside = following is not None and following.tb_frame.f_locals.get("self") is not node
-    return inside
-
-
-def _unbroadcast_shape_error(error):
-    """The engine's shape check after the learner's unbroadcast, in words that name it (the
-    error itself names the node whose gradient it was)."""
-    if "returned an invalid gradient" not in str(error) or graph_view.is_reference("unbroadcast"):
-        return None
-    for method, node, frame_locals, _ in _node_frames(error):
-        if method == "_reduced":
-            shape, grad = frame_locals.get("shape"), frame_locals.get("grad")
-            got = tuple(grad.shape) if hasattr(grad, "shape") else "?"
-            return (
-                f"your unbroadcast returned a gradient of shape {got} for input "
-                f"{frame_locals.get('index')} of {node.name()}, whose shape is {tuple(shape)}: it must "
-                f"sum the gradient down to exactly that shape (kata 02)\n  torch's error: {error}"
-            )
-    return None
+    return tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() in learner_file_paths()
 
 
 def _describe_inputs(inputs):
@@ -366,16 +329,20 @@ def key_phrase(message):
 def _compare_errors(expected, actual, phrase):
     __tracebackhide__ = True
     if expected is None:
-        why = ""
+        explained = blame.explain(actual, learner_file_paths())
         if isinstance(actual, AttributeError) and "'NoneType'" in str(actual):
-            why = ("\n  (a value the test uses, such as a .grad, is None in the engine but set in "
-                   "torch: a gradient never reached it)")
-        raise KataMismatch(
-            f"torch runs this without error, the engine raised {type(actual).__name__}: {actual}{why}"
-        ) from actual
+            explained += ("\n  (a value the test uses, such as a .grad, is None in the engine but set in "
+                          "torch: a gradient never reached it)")
+        raise KataMismatch(f"torch runs this without error, but {explained}") from actual
     if actual is None:
         raise KataMismatch(f"torch raises {type(expected).__name__}: {expected}\n  the engine raised nothing")
     phrase = phrase or key_phrase(expected)
+    if type(actual) is not type(expected) and not isinstance(actual, RuntimeError):
+        # Not the error torch raises, nor an error of torch's kind: the learner's piece broke.
+        raise KataMismatch(
+            f"{blame.explain(actual, learner_file_paths())}\n"
+            f"  (where torch raises {type(expected).__name__}: {expected})"
+        ) from actual
     if type(actual) is not type(expected) or phrase not in str(actual):
         raise KataMismatch(
             f"torch raises {type(expected).__name__}: {expected}\n"
@@ -392,6 +359,35 @@ def _compare_warnings(expected, actual):
         raise KataMismatch(f"torch warns {want or 'nothing'}; the engine warns {got or 'nothing'}")
 
 
+def _why_requires_grad(actual):
+    """What a tensor that requires grad where torch's does not tells of its making."""
+    if not actual.requires_grad:
+        return ""
+    if actual.grad_fn is not None:
+        return (f": it has a graph ({actual.grad_fn.name()}), so it was computed with grad mode on "
+                "(a backward pass without create_graph runs with grad mode off)")
+    return ": it is a leaf that requires grad (the tensor itself handed back, not a new one?)"
+
+
+def _plain(values):
+    return all(isinstance(v, (str, int, float, bool)) or v is None for v in values)
+
+
+def _plain_and_unequal(expected, actual):
+    """Two lists of plain values (labels, flags, numbers) that differ: shown whole, not item by item."""
+    if not (_plain(expected) and _plain(actual)):
+        return False
+    return any(not (np.isclose(e, a, rtol=1e-4) if isinstance(e, float) and isinstance(a, (int, float)) else e == a)
+               for e, a in zip(expected, actual))
+
+
+def _listed(values):
+    """A list of plain values as it is (['side', 'main']), else its length and items in words."""
+    if isinstance(values, (tuple, list)) and _plain(values):
+        return repr(values)
+    return blame.describe(values)
+
+
 def _is_tensor(value):  # torch's or the engine's (without importing torch to tell)
     return hasattr(value, "grad_fn") and hasattr(value, "numpy")
 
@@ -405,21 +401,22 @@ def _compare_values(expected, actual, what):
             _compare_values(value, actual[key], key if what == "the result" else f"{what}, {key}")
         return
     if isinstance(expected, (tuple, list)):
-        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
-            raise KataMismatch(f"{what}: torch gives {len(expected)} values, the engine {actual!r}")
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected) or _plain_and_unequal(expected, actual):
+            raise KataMismatch(f"{what}: torch gives {_listed(expected)}, the engine {_listed(actual)}")
         for i, (e, a) in enumerate(zip(expected, actual)):
             _compare_values(e, a, f"{what}[{i}]")
         return
     if _is_tensor(expected):
         if not _is_tensor(actual):
-            raise KataMismatch(f"{what}: torch gives a tensor, the engine {actual!r}")
+            raise KataMismatch(f"{what} is {blame.describe(actual)}, torch's is {blame.describe(expected)}")
         e, a = _numpy(expected), _numpy(actual)
         if e.shape != a.shape:
             raise KataMismatch(f"{what}: shape {a.shape}, torch's is {e.shape}")
         if e.dtype.kind != a.dtype.kind:
             raise KataMismatch(f"{what}: dtype {a.dtype}, torch's is {e.dtype}")
         if bool(expected.requires_grad) != bool(actual.requires_grad):
-            raise KataMismatch(f"{what}: requires_grad is {actual.requires_grad}, torch's is {expected.requires_grad}")
+            raise KataMismatch(f"{what}: requires_grad is {actual.requires_grad}, torch's is "
+                               f"{expected.requires_grad}{_why_requires_grad(actual)}")
         if e.dtype.kind in "fc" and not graph_view._close(a.astype(np.float64), e.astype(np.float64), *_tolerance(a.dtype)):
             raise KataMismatch(f"{what} differs from torch's\n  expected {graph_view.abbreviate(e)}\n  got      {graph_view.abbreviate(a)}")
         if e.dtype.kind not in "fc" and not np.array_equal(e, a):

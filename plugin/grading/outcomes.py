@@ -15,6 +15,9 @@ from ..guards.time_limit import RanAway, tb_line, with_lines
 # The time limit's run-time state, under private names: guard() reads it once per node, and
 # the tamper check takes this module's public values for settings (guards/tamper.py).
 from ..guards.time_limit import RUNNING as _RUNNING, TRIPPED as _TRIPPED
+from . import blame
+from .blame import _LAST_RETURN
+from .one_line import one_line, shorten
 
 TODO = "todo"
 
@@ -60,7 +63,9 @@ def guard(name, piece, learner_paths):
             raise RanAway(_TRIPPED[key])
         _RUNNING.append(key)
         try:
-            return piece(*args, **kwargs)
+            result = piece(*args, **kwargs)
+            _LAST_RETURN["piece"] = (name, result)  # blame.remember_return, inlined
+            return result
         except NotImplementedError as exc:
             if raised_in(exc, learner_paths):
                 raise StubReached(f"reached the stub of {name}: not written yet") from exc
@@ -116,21 +121,51 @@ def hide_machinery(item):
 
 
 def verdict(report):
-    """One sentence for a failed test report."""
+    """One sentence for a failed test report: the first line of its message that says
+    something (see one_line.py)."""
     text = str(report.longrepr) if report.longrepr is not None else ""
     # The crash line names the exception that ended the test (not a cause it was raised from).
     crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
     if getattr(report, "kata_message", None):
-        message = report.kata_message
+        message = one_line(report.kata_message)
     elif crash.strip():
-        message = _shorten(crash.strip().splitlines()[0])
+        message = one_line(crash)
     else:
         message = _last_error_line(text)
-    if "Timeout" in text and "+++++" in text or message.startswith("Failed: Timeout"):
+    if "Timeout" in text and "+++++" in text or message.startswith("Timeout"):
         return "timed out: does it loop forever? (the kata's time limit is in the lesson)"
     if "RecursionError" in message:
         return f"recursed too deep (RecursionError): {RECURSION_ADVICE}"
     return message
+
+
+def explained(excinfo, learner_paths):
+    """The sentence about the learner's piece behind an error that is not already the kit's
+    own sentence (see blame.py), or None."""
+    error = None if excinfo is None else excinfo.value
+    if not isinstance(error, Exception) or isinstance(error, RecursionError):
+        return None
+    if type(error).__name__ in ("KataMismatch", "LearnerFileError"):
+        return None
+    return blame.explain(error, learner_paths)
+
+
+def reword(error, sentence):
+    """Give `error` the kit's sentence for its message (its type and traceback stay), so that
+    pytest shows the sentence where it shows the error; an error whose message cannot be
+    replaced keeps its own."""
+    try:
+        error.args = (_Sentence(sentence),)
+    except (AttributeError, TypeError):
+        pass
+
+
+class _Sentence(str):
+    """A message that prints as itself where Python would quote it: a KeyError shows
+    repr(its argument), which would put the sentence in quotes with its newlines as \\n."""
+
+    def __repr__(self):
+        return str(self)
 
 
 RECURSION_ADVICE = "use an explicit stack or queue instead of recursion"
@@ -166,10 +201,8 @@ def _last_error_line(text):
     lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
     for line in lines:
         if line:
-            return _shorten(line)
+            return shorten(line)
     stripped = [line.strip() for line in text.splitlines() if line.strip()]
-    return _shorten(stripped[-1]) if stripped else "failed"
+    return shorten(stripped[-1]) if stripped else "failed"
 
 
-def _shorten(line, limit=160):
-    return line if len(line) <= limit else line[: limit - 1] + "…"

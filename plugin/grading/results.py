@@ -48,6 +48,7 @@ class KataResult:
     tests: dict = field(default_factory=dict)  # nodeid -> TestResult
     speed: dict = field(default_factory=dict)  # "ratio:<test>" -> learner / reference, per speed test
     speed_note: str = ""  # "unchanged since it was timed" when the ratios came from the cache
+    speed_why: str = ""  # where the time goes, when the piece is slower than the reference's
     growth: str = ""  # a growth-class verdict ("quadratic ...") from a speed test
     flags: list = field(default_factory=list)  # integrity flags: such a kata is not done
     # Why this run did not grade every shipped test of the kata ("" when it did): set at

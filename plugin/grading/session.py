@@ -9,10 +9,10 @@ import pytest
 
 from ..guards import (integrity, interrupts, learner_output, partial_runs, patches, stack_watch, tamper, time_limit,
                       tracers, tripwire)
-from . import conclusion, outcomes, say_once
+from . import conclusion, graph_picture, outcomes, say_once
 from .hints import HintBook
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
-from ..state import KATA_KEY, STATUS_CACHE_KEY
+from ..state import GRAPH_PAGES_DIR, KATA_KEY, STATUS_CACHE_KEY
 from .results import DONE, KataResult, TestResult, status_of
 from .speed import SPEED_KEY
 
@@ -38,6 +38,7 @@ def _todo_repr(excinfo):
     return outcomes.todo_reason(excinfo)
 HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin.FAILING_EXAMPLES_KEY
 SPEED_FIXTURE = "speed"
+GRAPH_SECTION = "The graph as a picture, yours and torch's"
 FUZZ_FIXTURE = "fuzz"
 
 
@@ -57,6 +58,7 @@ class Grading:
         self.tampered = set()  # the grader's functions found replaced (flags the whole run)
         self.run_flags = []
         self.first_failures = {}  # slug -> the (file, line) of its first failure in file order so far
+        self.hinted = set()  # the katas whose hint a failure of this run already carries
         # A supervised run's child (plugin/supervisor/): the supervisor prints the table, writes
         # the report and decides the exit status from what the child hands over.
         self.supervised_child = config.getoption("kata_child_fd", None) is not None
@@ -178,6 +180,14 @@ class Grading:
             # is the piece, and the shrunk example is already in the failure.
             item.__dict__.pop(HYPOTHESIS_EXAMPLES, None)
         at_stub = kata is not None and outcomes.reached_stub(call.excinfo, self.learner_paths)
+        explained = None
+        if kata is not None and call.excinfo is not None and not at_stub:
+            say_once.plainer_failure(call.excinfo.value)
+            # The piece behind an error raised far from it, named in the error's own words
+            # (pytest shows them in full, and the one line comes from them).
+            explained = outcomes.explained(call.excinfo, self.learner_paths)
+            if explained:
+                outcomes.reword(call.excinfo.value, explained)
         quick = kata is not None and not at_stub and self._shown_in_one_line(item, kata, call)
         if at_stub or quick:
             item.repr_failure = _todo_repr if at_stub else functools.partial(_quick_repr_failure, item)
@@ -188,8 +198,10 @@ class Grading:
                 del item.repr_failure
         if kata is None:
             return report
+        first_of_kata = False
         if report.failed and call.when == "call":
             first = self.first_failures.get(kata.slug)
+            first_of_kata = first is None
             self.first_failures[kata.slug] = min(first, _failure_key(item)) if first else _failure_key(item)
         report.kata = kata.slug
         report.kata_speed_test = SPEED_FIXTURE in item.fixturenames
@@ -217,6 +229,8 @@ class Grading:
         elif call.excinfo is not None and call.excinfo.errisinstance(interrupts.RaisedInterrupt):
             report.kata_message = str(call.excinfo.value)
         if report.failed:
+            if explained and not getattr(report, "kata_message", None):
+                report.kata_message = explained
             report.kata_message = outcomes.verdict(report)
             import_error = say_once.learner_file_message(call.excinfo)
             if import_error:  # one sentence, no frames: the learner's file is at fault
@@ -225,10 +239,32 @@ class Grading:
             recursion = outcomes.recursion_failure(call.excinfo)
             if recursion and not self.config.getoption("fulltrace", False):
                 report.longrepr = recursion
-            hint = self.hints.current(kata)
+            if first_of_kata:
+                self._draw_graph(report, kata, call.excinfo)
+            # The hint once per run, under the kata's first failure: the seen one that fits it.
+            hint = None if kata.slug in self.hinted else self.hints.current(kata, report.nodeid, report.kata_message)
             if hint:
+                self.hinted.add(kata.slug)
                 report.sections.append((say_once.HINT_SECTION, hint))
         return report
+
+    def _draw_graph(self, report, kata, excinfo):
+        """The kata's first wrong gradient as a page with both graphs (graph_picture.py); the
+        failure says where it is."""
+        picture = getattr(excinfo.value, "picture", None) if excinfo is not None else None
+        if picture is None:
+            return
+        path = self.config.getoption("kata_html")
+        if not path and getattr(self.config, "cache", None) is not None:
+            path = self.config.cache.mkdir(GRAPH_PAGES_DIR) / f"{kata.slug}.html"
+        if not path:
+            return
+        try:
+            written = graph_picture.write_page(picture, path)
+        except OSError as error:  # a page that cannot be written costs the picture, not the grade
+            report.sections.append((GRAPH_SECTION, f"could not write {path}: {error}"))
+            return
+        report.sections.append((GRAPH_SECTION, f"{written.as_uri()}  (open it in a browser, or run: katas show {kata.number})"))
 
     def _shown_in_one_line(self, item, kata, call):
         """Whether this failing test's traceback will be replaced by its one line at the end
@@ -266,6 +302,7 @@ class Grading:
         if speed:
             result.speed.update(speed)
             result.speed_note = getattr(report, "kata_speed_note", "") or result.speed_note
+            result.speed_why = getattr(report, "kata_speed_why", "") or result.speed_why
         growth = getattr(report, "kata_growth", "")
         if growth:
             result.growth = growth
@@ -301,13 +338,15 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
         # Before pytest prints the failures: in file order, only each kata's first in full.
         self._shorten_failures(terminalreporter)
-        with say_once.said_once(terminalreporter.stats):
+        with say_once.said_once(terminalreporter.stats) as every_failure, \
+                say_once.no_short_summary_of_katas(terminalreporter, every_failure):
             yield
         if _is_xdist_worker(config):
             return
         if self._graded():
             if not self.supervised_child:
-                conclusion.show_table(terminalreporter, config, self.results, self.cached, self.run_flags)
+                conclusion.show_table(terminalreporter, config, self.results, self.cached, self.run_flags,
+                                      chosen=self.chosen)
             if config.getoption("hint"):
                 self._show_hint(terminalreporter)
         conclusion.show_report(terminalreporter, getattr(self, "report_outcome", None))
@@ -329,11 +368,23 @@ class Grading:
         if revealed is None:
             tr.write_line(f"Kata {kata.slug} has no hints.")
             return
-        number, total, text = revealed
-        tr.write_sep("-", f"Hint {number} of {total} for kata {kata.slug}", yellow=True)
-        tr.write_line(text)
-        if number == total:
+        tr.write_sep("-", f"Hint {revealed.number} of {revealed.total} for kata {kata.slug}", yellow=True)
+        first = self._first_failure(kata)
+        if revealed.matched and first is not None:
+            tr.write_line(f"(for your first failure, {first.nodeid.split('::')[-1]}; "
+                          f"you have seen {revealed.seen} of the {revealed.total} hints)")
+        tr.write_line(revealed.text)
+        if revealed.seen == revealed.total:
             tr.write_line("(that was the last hint: the next step is the model solution in reference/solutions/, once the kata is done)")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self, config):
+        lines = yield
+        return say_once.without_benchmark_header(config, lines)
+
+    def _first_failure(self, kata):
+        result = self.results.get(kata.slug)
+        return None if result is None else result.first_failure()
 
     def _shorten_failures(self, tr):
         failed = tr.stats.get("failed", [])
@@ -350,8 +401,8 @@ class Grading:
             slug = getattr(report, "kata", None)
             if slug is None:
                 continue
-            if slug in seen:
-                report.longrepr = f"(shown in one line; -v shows it in full) {getattr(report, 'kata_message', '')}"
+            if slug in seen:  # the table lists it in one line, once (say_once.said_once)
+                report.kata_one_line = True
             seen.add(slug)
 
     def pytest_sessionfinish(self, session, exitstatus):
@@ -363,7 +414,9 @@ class Grading:
         self._remember_statuses()
         if self.config.getoption("hint") and self._graded():
             kata = self._hint_kata()
-            self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata))
+            first = None if kata is None else self._first_failure(kata)
+            failure = (first.nodeid, first.message) if first is not None else ("", "")
+            self.revealed = (kata, None if kata is None else self.hints.reveal_next(kata, *failure))
         if self.supervised_child:
             return  # the supervisor writes the report and decides the exit status
         if self.config.getoption("kata_report"):
@@ -375,6 +428,19 @@ class Grading:
         if self.config.getoption("kata_require_done") and session.exitstatus == 0:
             if not conclusion.chosen_done(self.chosen, self.results):
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self, config):
+        """--kata-require-done: the run's very last line says why it exits 1 (a Classroom or
+        CI log shows the end: "14 passed" alone reads as a success). A supervised run's
+        supervisor says it instead."""
+        if not config.getoption("kata_require_done") or _is_xdist_worker(config) or not self._graded():
+            return
+        if self.supervised_child:
+            return
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        line = conclusion.not_done_line(self.chosen, self.results)
+        if reporter is not None and line:
+            reporter.write_line(line, red=True, bold=True)
 
     def _flag_the_run(self):
         """A run whose grader was changed proves nothing: every kata that ran is flagged."""

@@ -165,13 +165,34 @@ class Speed:
                 self._benchmark(make, budget)
                 return
             verdict = self.interleaved(make, budget)
+            if speed_class(verdict["ratio"]) in ("slower", "much slower") and not self.kata.whole_engine:
+                verdict["why"] = self.where_the_time_goes(make)
         _refuse_if_it_looked(self.request)
         remembered.set(verdict)
         self._show(verdict)
 
     def _show(self, verdict, note=""):
         self._record(kata_speed={f"ratio:{self.request.node.name}": verdict["ratio"]},
-                     kata_speed_note=note)
+                     kata_speed_note=note, kata_speed_why=verdict.get("why", ""))
+
+    def where_the_time_goes(self, make):
+        """Which of the kata's pieces costs most more than the reference's on a fresh workload
+        from make() each (each piece's own time, summed over the run), and the causes the
+        lesson names."""
+        names = [n for n in self.kata.pieces if callable(getattr(seam.active, n, None))
+                 and not isinstance(getattr(seam.active, n), type)]
+        if not names:
+            return ""
+        mine = _piece_times(_fresh(make)[0], {n: getattr(seam.active, n) for n in names})
+        reference = tripwire.unwired(self.kata.pieces)
+        theirs = _piece_times(_fresh(make)[0], {n: reference[n] for n in names if n in reference})
+        excess = max(names, key=lambda n: mine.get(n, 0.0) - theirs.get(n, 0.0))
+        if mine.get(excess, 0.0) <= theirs.get(excess, 0.0):
+            return SLOW_CAUSES.get(self.kata.number, "")
+        where = (f"your {excess} took {mine[excess] * 1e3:.1f} ms of the workload, the reference's "
+                 f"{theirs.get(excess, 0.0) * 1e3:.1f} ms")
+        causes = SLOW_CAUSES.get(self.kata.number, "")
+        return f"{where}; {causes}" if causes else where
 
     def _benchmark(self, make, budget):
         """The reference's side: pytest-benchmark's record when it is on, else one run."""
@@ -230,6 +251,39 @@ class Speed:
         pairwise = sorted(m / t for m, t in zip(mine, theirs))
         quartile = len(pairwise) // 4
         return {"ratio": min(mine) / min(theirs), "low": pairwise[quartile], "high": pairwise[-1 - quartile]}
+
+
+# What usually makes each kata's piece slower than the reference's (its lesson's "Fast" part).
+SLOW_CAUSES = {
+    1: "the usual causes: numpy or a Python loop inside a rule, or gradients computed for inputs that need none "
+       "(ctx.needs_input_grad)",
+    2: "the usual causes: gradients computed for inputs that need none (ctx.needs_input_grad: a matmul "
+       "with a constant operand computes one product, not two), or a Python loop over elements or axes",
+    3: "the usual cause: a list where a set belongs (`in` on a list), or work repeated per node",
+    4: "the usual cause: a copy where none is needed (the first gradient is the only copy)",
+    6: "the usual causes: work repeated per node (scanning the order, rebuilding sets), or hooks looked "
+       "for on nodes that have none",
+    7: "the usual cause: work per saved tensor beyond keeping it and its version",
+    8: "the usual cause: a transfer or a copy where none is needed",
+}
+
+
+def _piece_times(workload, pieces):
+    """{piece name: the thread's CPU time spent in it} over one run of workload()."""
+    totals = dict.fromkeys(pieces, 0.0)
+
+    def timing(name, piece):
+        def timed(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return piece(*args, **kwargs)
+            finally:
+                totals[name] += time.thread_time() - start
+        return timed
+
+    with seam.swapped({name: timing(name, piece) for name, piece in pieces.items()}):
+        workload()
+    return totals
 
 
 # Pairs of samples: each sample is built afresh (a new graph costs more than sorting it), so

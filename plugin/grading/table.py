@@ -1,4 +1,6 @@
 """The feedback table printed at the end of every run."""
+import re
+
 from ..edition import has_model_solution
 from ..guards.integrity import advice
 from ..manifest import katas
@@ -7,9 +9,12 @@ from ..guards.partial_runs import missing_file
 from . import course
 from .speed import speed_class
 
-STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}}
+BLOCKED = "blocked"  # shown for a kata written but waiting for others (the capstone); reported as not started
+STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": True}, NOT_STARTED: {}, BLOCKED: {"yellow": True}}
 MISSING = "file missing"  # the status cell of a kata whose learner file is gone
 REMEMBERED = "(remembered from an earlier run)"
+OTHERS_SHOWN = 8  # a kata's other failures listed in one line each (a 50-line terminal holds them)
+_ADDRESS = re.compile(r" (?:object )?at 0x[0-9a-fA-F]+")  # differs between runs of one mistake
 
 
 def speed_cell(result, why_empty):
@@ -22,7 +27,7 @@ def speed_cell(result, why_empty):
     return f"-  ({why_empty})" if why_empty else "-"
 
 
-def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
+def write_table(tr, results, cached, why_no_speed, verbose, run_flags=(), chosen=(), on_reference=False):
     """Print the table, the progress line and the next step on terminal reporter `tr`."""
     tr.write_sep("=", "Autograd Katas", bold=True)
     rows = []
@@ -39,6 +44,8 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
             passed = sum(1 for t in graded if t.outcome == "passed")
             tests = f"{passed}/{len(graded)}"
             speed = speed_cell(result, why_no_speed(kata, result))
+            if status == NOT_STARTED and _blocked(kata, result):
+                status = BLOCKED
         else:
             tests = "not run"
             speed = f"-  {REMEMBERED}" if kata.slug in cached else "-"
@@ -67,19 +74,49 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=()):
     done = sum(1 for s in statuses.values() if s == DONE)
     remembered = sum(1 for k, *_, result in rows if result is None and statuses.get(k.slug) == DONE)
     tr.write_line("")
+    if on_reference:
+        tr.write_line(f"On the model solutions (--solution reference): {done} of {len(rows)} katas done. "
+                      "This run checks the kit itself; your own progress is graded without --solution.",
+                      green=done == len(rows), bold=True)
+        return
     tr.write_line(f"Progress: {done} of {len(rows)} katas done"
                   + (f" ({remembered} of them remembered from an earlier run; a report counts only what "
                      "its own run graded)" if remembered else ""), bold=True)
-    unfinished = next((k for k in katas() if statuses.get(k.slug) != DONE), None)
+    text, markup = next_step(statuses, results, chosen)
+    tr.write_line(text[0], **markup)
+
+
+def next_step(statuses, results, chosen):
+    """The Next line, as (text, markup): what the learner is doing comes first (the kata this
+    run graded, the kata being watched), and it says something the run did not just do."""
+    working = next((k for k in chosen if statuses.get(k.slug) != DONE and k.exists()), None)
+    if working is not None and ran(results.get(working.slug)):
+        if statuses.get(working.slug) == NOT_STARTED:
+            return (f"Next: write the pieces of kata {working.slug} (katas/{working.slug}/{working.learner_file}); "
+                    "each one you write turns its to-dos into tests",), {}
+        return (f"Next: fix the first failure of kata {working.slug} (shown in full above the table), save, "
+                f"and grade again; stuck? pytest --kata {working.number} --hint",), {}
+    after = max((k.number for k in chosen if statuses.get(k.slug) == DONE), default=0)
+    ordered = sorted(katas(), key=lambda k: (k.number <= after, k.number))  # the katas after a finished one first
+    unfinished = next((k for k in ordered if statuses.get(k.slug) != DONE), None)
     if unfinished is None:
-        tr.write_line("Every kata is done. Well built! Compare your pieces with the model solutions in reference/solutions/.", green=True)
-    elif not unfinished.exists():
-        tr.write_line(f"Next: kata {unfinished.slug}: {missing_file(unfinished)}")
-    else:
-        tr.write_line(
-            f"Next: kata {unfinished.slug}: read katas/{unfinished.slug}/README.md, "
-            f"then run: pytest --kata {unfinished.number}"
-        )
+        return ("Every kata is done. Well built! Compare your pieces with the model solutions in reference/solutions/.",), {"green": True}
+    if not unfinished.exists():
+        return (f"Next: kata {unfinished.slug}: {missing_file(unfinished)}",), {}
+    if statuses.get(unfinished.slug) == IN_PROGRESS:
+        return (f"Next: kata {unfinished.slug} is in progress: pytest --kata {unfinished.number} shows its first failure",), {}
+    return (f"Next: kata {unfinished.slug}: read katas/{unfinished.slug}/README.md, "
+            f"then run: pytest --kata {unfinished.number}",), {}
+
+
+def _blocked(kata, result):
+    """A kata whose tests all wait for other katas (the capstone) while its own file is written:
+    "blocked", not "not started"."""
+    from ..shipped import stubs_left
+
+    todos = [t for t in result.graded if t.outcome == "todo"]
+    waiting = todos and len(todos) == len(result.graded) and all(t.message for t in todos)
+    return bool(waiting) and not set(kata.functions) <= set(stubs_left(kata))
 
 
 def _notes(kata, status, result, verbose):
@@ -93,7 +130,7 @@ def _notes(kata, status, result, verbose):
     for flag in result.flags:
         yield f"flagged: {flag}; {advice(flag)}"
     blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")
-    if blocked:  # the katas (or the piece of one) to finish first
+    if blocked:  # the katas (or, in a course edition, the piece of one) to finish first
         yield blocked
     note = course.table_note(kata)
     if note:
@@ -101,8 +138,25 @@ def _notes(kata, status, result, verbose):
     if status == DONE and kata.reference_module:
         yield (f"done: compare with the reference solution in {kata.reference_module}" if has_model_solution(kata)
                else "done: its model solution comes with a later release of the course")
+    if result.speed_why:
+        yield f"where the time goes: {result.speed_why}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]
-    for test in failures[: None if verbose else 1]:
-        yield f"first failure: {test.message}" if test is failures[0] else f"also: {test.message}"
-    if failures[1:] and not verbose:
-        yield f"(+{len(failures) - 1} more failing; -v lists them all)"
+    # The first failure is shown in full above the table; each other one once, in one line;
+    # tests that fail with the same words (one mistake met everywhere) share one line.
+    alike = _alike(failures)
+    shown = alike if verbose else alike[: 1 + OTHERS_SHOWN]
+    for group in shown:
+        count = f" ({len(group)} tests)" if len(group) > 1 else ""
+        kind = "first failure" if group[0] is failures[0] else "also"
+        yield f"{kind}{count}: {group[0].message}"
+    hidden = sum(len(group) for group in alike[len(shown):])
+    if hidden:
+        yield f"(+{hidden} more failing; -v shows every failure in full)"
+
+
+def _alike(failures):
+    """The failures grouped by their message (objects' addresses aside), in order."""
+    groups = {}
+    for test in failures:
+        groups.setdefault(_ADDRESS.sub("", test.message or ""), []).append(test)
+    return list(groups.values())

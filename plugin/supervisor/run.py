@@ -385,7 +385,7 @@ class Supervisor:
         config = self.config
         tr = _Lines(self.out)
         if self.graded_katas and manifest.katas():
-            conclusion.show_table(tr, config, self.results, self.cached, self.run_flags)
+            conclusion.show_table(tr, config, self.results, self.cached, self.run_flags, chosen=self._chosen())
         if self.unreadable:
             tr.write_line(f"({self.unreadable} lines on the results pipe were not records, and were skipped)",
                           yellow=True)
@@ -394,7 +394,19 @@ class Supervisor:
             report = conclusion.write_report(config, self.results, self.cached, self.hints, self.run_flags)
             conclusion.show_report(tr, report)
         self._remember_crashes()
-        return self._exit_status(report)
+        status = self._exit_status(report)
+        if config.getoption("kata_require_done") and status == pytest.ExitCode.TESTS_FAILED:
+            # the log's last line says why (a Classroom log shows the end)
+            line = conclusion.not_done_line(self._chosen(), self.results)
+            if line:
+                tr.write_line(line, red=True, bold=True)
+        return status
+
+    def _chosen(self):
+        """The katas chosen with --kata, as the child resolved them ("next"), else none."""
+        if not self.config.getoption("kata"):
+            return []
+        return [k for k in (manifest.find_kata(s) for s in self.plan or {}) if k is not None]
 
     def _exit_status(self, report):
         failed = any(t.outcome == "failed" for r in self.results.values() for t in r.tests.values())
@@ -405,8 +417,7 @@ class Supervisor:
             return pytest.ExitCode.TESTS_FAILED
         if self.config.getoption("kata_require_done"):
             # The katas chosen with --kata, as the child resolved them ("next"), else every kata.
-            chosen = [manifest.find_kata(s) for s in self.plan or {}] if self.config.getoption("kata") else []
-            if not conclusion.chosen_done([k for k in chosen if k is not None], self.results):
+            if not conclusion.chosen_done(self._chosen(), self.results):
                 return pytest.ExitCode.TESTS_FAILED
         return self.exitstatus
 

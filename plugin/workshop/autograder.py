@@ -10,6 +10,7 @@ when grading itself fails, it says so with a score of 0.
 """
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def grade(submission, results, extra=()):
             sys.executable, "-m", "pytest", "-q", "--no-header", "-rN", "--tb=no", "-p", "no:cacheprovider",
             "--kata-report", str(results.resolve()), "--kata-report-format", "gradescope", *extra,
         ]
-        done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False, env=_grading_env())
         print(done.stdout[-20_000:])  # Gradescope shows the autograder's output to the instructor
         if done.returncode not in (0, 1) or not results.is_file():
             failed(results, f"pytest exited with {done.returncode}: {done.stderr.strip()[-500:]}")
@@ -74,6 +75,15 @@ def grade(submission, results, extra=()):
     data["execution_time"] = int(round(time.monotonic() - start))
     write_atomically(results, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     return 0
+
+
+def _grading_env():
+    """The child's environment: this kit first on its import path, so that the grading imports
+    `plugin` and `reference` from the kit the autograder runs from, not from another copy the
+    environment has installed (an editable install of an instructor's own checkout)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(KIT), env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def main(argv=None):

@@ -6,6 +6,7 @@
     katas check K --require-done ... and exit 1 unless it is done (CI, classroom autograding)
     katas hint [K]               the next hint of kata K (else of the first kata not done)
     katas watch [K]              grade again on every save (Ctrl-C stops)
+    katas show [K]               open the graph page of kata K's last wrong gradient
     katas reset K                put kata K's stub back; your file is kept as a backup
     katas report PATH            grade everything and write the JSON report to PATH
     katas report PATH --gradescope   ... as Gradescope's results.json
@@ -91,7 +92,15 @@ def cmd_report(args):
 def cmd_watch(args):
     from . import watch
 
-    return watch.main([*(["--kata", args.kata] if args.kata else []), "--", *args.pytest_args])
+    interval = ["--interval", str(args.interval)] if args.interval is not None else []
+    return watch.main([*(["--kata", args.kata] if args.kata else []), *interval, "--", *args.pytest_args],
+                      prog="katas watch")
+
+
+def cmd_show(args):
+    from . import show
+
+    return show.main([*([args.kata] if args.kata else []), *(["--no-open"] if args.no_open else [])])
 
 
 def cmd_reset(args):
@@ -141,6 +150,10 @@ def parser():
     hint.add_argument("kata", nargs="?", help="the kata (default: the first one not done)")
     watch = command("watch", cmd_watch, "grade again on every save; Ctrl-C stops")
     watch.add_argument("kata", nargs="?", help="the kata to watch (default: next, then whichever you edit)")
+    watch.add_argument("--interval", type=float, metavar="SECONDS", help="how often to look for saved changes (default 0.5)")
+    show = command("show", cmd_show, "open the graph page of a kata's last wrong gradient in a browser")
+    show.add_argument("kata", nargs="?", help="the kata (default: the page written last)")
+    show.add_argument("--no-open", action="store_true", help="only print the page's address")
     reset = command("reset", cmd_reset, "put a kata's stub back; your file is kept as a backup")
     reset.add_argument("kata", help="a number (3), a name (toposort) or a folder name (03_toposort)")
     report = command("report", cmd_report, "grade every kata and write the JSON report")

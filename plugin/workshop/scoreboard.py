@@ -21,8 +21,10 @@ import html
 import json
 import os
 import re
+import shutil
 import stat
 import sys
+import textwrap
 from pathlib import Path
 
 from ..reports.json_report import FORMAT, MAX_REPORT_BYTES
@@ -210,14 +212,15 @@ def flagged(learners):
             for entry in data["katas"] for flag in (entry.get("flags") or [])]
 
 
-def cell_text(entry):
-    """A short cell: status, speed ratio, `!` when flagged."""
+def cell_text(entry, speed=True):
+    """A short cell: status, speed ratio (unless `speed` is False), `!` when flagged."""
     status = entry.get("status", "not started")
     text = MARK.get(status, str(status))
     if status == "in progress" and entry.get("total"):
-        text += f" {entry.get('passed', 0)}/{entry['total']}"
+        # in a narrow table the count alone says "in progress" (P/T)
+        text = f"{entry.get('passed', 0)}/{entry['total']}" if not speed else f"{text} {entry.get('passed', 0)}/{entry['total']}"
     ratio = entry.get("speed_ratio")
-    if isinstance(ratio, (int, float)):
+    if isinstance(ratio, (int, float)) and speed:
         text += f" {ratio:.2f}x"
     if entry.get("flags"):
         text += " !"
@@ -246,46 +249,93 @@ def printable(text):
     return _CONTROL.sub("?", str(text))
 
 
-def terminal_table(learners, slugs):
-    header = ["learner", *slugs, "done", "report time", "report"]
-    rows = [header]
-    for name, data in learners.items():
-        cells = [cell_text(_entry(data, slug)) for slug in slugs]
-        future = " (in the future!)" if data.get("_future") else ""
-        rows.append([name, *cells, f"{done_count(data, slugs)}/{len(slugs)}", f"{data['time']}{future}",
-                     Path(data.get("_path", "?")).name])
-    rows = [[printable(cell) for cell in row] for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+def terminal_table(learners, slugs, width=None):
+    """The class as a table that fits the terminal (`width`, else its width, else $COLUMNS):
+    full kata names where they fit, else kata numbers with a legend, short times, and at last
+    no speed ratios and shortened names."""
+    width = width or terminal_width()
+    for style in ("full", "numbers", "compact"):
+        lines = _table_lines(learners, slugs, style)
+        if max(len(line) for line in lines) <= width:
+            break
+    else:  # too many katas for one line each: a block per learner
+        lines = _stacked_lines(learners, slugs, width)
+    if style != "full":
+        legend = ", ".join(f"{slug[:2]} {slug[3:]}" for slug in slugs)
+        lines += [""] + textwrap.wrap(f"katas: {legend}", width)
     flags = flagged(learners)
     if flags:
         lines.append("")
         lines.append("Flagged (not counted as done):")
-        lines.extend(printable(f"  {name}, {slug}: {flag}") for name, slug, flag in flags)
+        for name, slug, flag in flags:
+            lines += textwrap.wrap(printable(f"{name}, {slug}: {flag}"), width, initial_indent="  ",
+                                   subsequent_indent="    ")
     about = notes(learners)
     if about:
         lines.append("")
         lines.append("About the reports:")
-        lines.extend(printable(f"  {line}") for line in about)
+        for line in about:
+            lines += textwrap.wrap(printable(line), width, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
 
 
+def terminal_width(out=None):
+    """$COLUMNS, else the terminal's width; no limit when the table goes to a file or a pipe."""
+    out = out or sys.stdout
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if hasattr(out, "isatty") and out.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return 10**6
+
+
+def _stacked_lines(learners, slugs, width):
+    """One block per learner: the name, done count and time, then each kata's cell, wrapped."""
+    lines = []
+    for name, data in learners.items():
+        future = " (in the future!)" if data.get("_future") else ""
+        lines += textwrap.wrap(printable(f"{name}: {done_count(data, slugs)}/{len(slugs)} done, report "
+                                         f"{_short_time(data['time'])}{future}"), width)
+        cells = [printable(f"{slug[:2]} {cell_text(_entry(data, slug), speed=False)}") for slug in slugs]
+        lines += textwrap.wrap("   ".join(c.replace(" ", "\u00a0") for c in cells), width, initial_indent="  ",
+                               subsequent_indent="  ")
+    return [line.replace("\u00a0", " ") for line in lines]
+
+
+def _table_lines(learners, slugs, style):
+    short = style != "full"
+    header = ["learner", *(slug[:2] if short else slug for slug in slugs), "done", "report time",
+              *([] if short else ["report"])]
+    rows = [header]
+    for name, data in learners.items():
+        cells = [cell_text(_entry(data, slug), speed=style != "compact") for slug in slugs]
+        shown = name if style != "compact" or len(name) <= 14 else name[:13] + "\u2026"
+        future = " (in the future!)" if data.get("_future") else ""
+        time = (_short_time(data["time"]) if short else str(data["time"])) + future
+        rows.append([shown, *cells, f"{done_count(data, slugs)}/{len(slugs)}", time,
+                     *([] if short else [Path(data.get("_path", "?")).name])])
+    rows = [[printable(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 1em; color: #222; font-size: 15px; }
+body { font-family: system-ui, sans-serif; margin: .5em; color: #222; font-size: 17px; }
 h1 { font-size: 1.4em; margin: 0 0 .3em; }
 table { border-collapse: collapse; }
-th, td { border: 1px solid #ccc; padding: .25em .35em; text-align: center; }
-thead th { background: #f0f0f0; font-size: .85em; vertical-align: bottom; }
-th.learner { text-align: left; max-width: 10em; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: .2em .25em; text-align: center; }
+thead th { background: #f0f0f0; font-size: .92em; vertical-align: bottom; }
+th.learner { text-align: left; min-width: 7em; max-width: 9em; overflow-wrap: break-word; }
 td.done { background: #c8f0c8; }
 td.in-progress { background: #fff2b3; }
 td.not-started { color: #999; }
 td.flagged { outline: 3px solid #d33; outline-offset: -3px; }
 td.total { font-weight: bold; }
-tfoot td, tfoot th { background: #f0f0f0; font-size: .85em; }
-.name { font-weight: normal; display: block; }
-.small { display: block; font-size: .8em; color: #444; white-space: nowrap; }
+tfoot td, tfoot th { background: #f0f0f0; font-size: .92em; }
+.name { font-weight: normal; display: block; font-size: .92em; }
+.small { display: block; font-size: .92em; color: #333; }
 .flag { color: #d33; font-weight: bold; }
+a.flag.small { color: #d33; }
 """
 
 STATUS_MARK = {"done": "\u2713", "not started": "\u2013"}  # a check mark, a dash
@@ -305,12 +355,13 @@ def html_cell(entry, footnote=None):
     if isinstance(ratio, (int, float)):
         details.append(f"{ratio:.2f}x")
     if entry.get("hints_used"):
-        details.append(f"{entry['hints_used']}h")
+        count = entry["hints_used"]
+        details.append(f"{count} hint{'s' if count != 1 else ''}")
     text = e(main)
     if footnote is not None:
-        text += f' <a class="flag" href="#flag-{footnote}">[{footnote}]</a>'
-    if details:
-        text += f'<span class="small">{e(" ".join(details))}</span>'
+        text += f'<a class="flag small" href="#flag-{footnote}">[{footnote}]</a>'
+    for detail in details:  # each on its own line: a narrow column, words a room can read
+        text += f'<span class="small">{e(detail)}</span>'
     return text
 
 
@@ -379,7 +430,7 @@ def html_page(learners, slugs, title="Autograd Katas: class scoreboard", made=No
         f"<h1>{e(title)}</h1><p>Made {e(made.strftime('%Y-%m-%d %H:%M %Z'))} from the latest report "
         f"of each of {len(learners)} learners. In a cell: \u2713 done, tests passed/total in "
         "progress, \u2013 not started; below it the speed against the reference (1.00x is as fast) "
-        "and the hints used (2h); [n] is a flag, listed under the table.</p>"
+        "and the hints used; [n] is a flag, listed under the table.</p>"
         f'<table><thead><tr><th class="learner">learner<span class="small">report time, file</span></th>'
         f"<th>done</th>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody>{foot}</table>{flags_html}</body></html>\n"
@@ -410,7 +461,7 @@ def main(argv=None, out=sys.stdout, err=sys.stderr):
         print("no report to show", file=err)
         return 1
     slugs = columns(learners)
-    print(terminal_table(learners, slugs), file=out)
+    print(terminal_table(learners, slugs, width=terminal_width(out)), file=out)
     if args.html:
         try:
             Path(args.html).parent.mkdir(parents=True, exist_ok=True)

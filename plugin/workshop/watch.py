@@ -110,9 +110,9 @@ def watch(spec, extra, interval, max_runs=None, root=None):
                 break
 
 
-def main(argv=None):
+def main(argv=None, prog="python -m plugin.workshop.watch"):
     parser = argparse.ArgumentParser(
-        prog="python -m plugin.workshop.watch",
+        prog=prog,
         description="Grade a kata again each time you save a file in it. Ctrl-C stops.",
     )
     parser.add_argument("--kata", default="next", metavar="NAME",

@@ -239,6 +239,8 @@ def key_phrase(message):
         return MODIFIED_IN_PLACE + _output_of(line)
     if line.startswith(SAME_DEVICE_ERROR):  # which two devices: torch's CUDA run is simulated here
         return SAME_DEVICE_ERROR
+    if line.startswith("expand(torch."):  # torch's CUDA run is simulated here: no torch.cuda. in its type
+        line = line.replace("torch.cuda.", "torch.")
     if " not implemented for '" in line:  # torch names its kernel: softmax_kernel_impl, ...
         return "not implemented for '" + line.split(" not implemented for '")[1]
     return line.split(": ")[0].strip()
@@ -342,7 +344,8 @@ class Builder:
         return self.engine.devices.get(name, "cpu")
 
     def next_step(self):
-        kinds = ["create"] * 3 + ["binary"] * 4 + ["unary", "reduce", "reshape", "index", "softmax", "convert"]
+        kinds = ["create"] * 3 + ["binary"] * 4 + ["unary", "reduce", "reshape", "index", "softmax", "convert",
+                                                    "sized"]
         if self.tensors():
             kinds += ["move", "move", "backward", "backward", "grad", "hook", "inplace", "no_grad",
                       "detach", "read", "grad_attribute"]
@@ -517,6 +520,26 @@ class Builder:
         if choice == "transpose":
             choice = f"transpose({self.dim(x)}, {self.dim(x)})"
         return self.result(self.new_name(), f"{x}.{choice}", [x], view=True)
+
+    def sized(self):
+        """A shape operation given sizes, right or wrong (issue 31): expand, reshape and view
+        to a size that fits or does not, -1 where torch allows it or not, too few sizes, a
+        dimension out of range; a wrong one must raise torch's error in torch's words."""
+        if not self.tensors():
+            return None
+        x = self.pick(self.tensors())
+        shape = list(self.engine.names[x].shape)
+        numel = int(np.prod(shape)) if shape else 1
+        grown = [n if n != 1 else self.pick([1, 2, 3]) for n in shape]
+        wrong = [n + 1 for n in shape] or [2]
+        choices = [
+            f"expand({[2, *grown]!r})", f"expand({grown!r})", f"expand({wrong!r})", f"expand({[-1] * len(shape) or [3]!r})",
+            f"expand({[-1, *shape]!r})", f"expand({shape[1:]!r})", f"expand({[3, *[-1] * len(shape)]!r})",
+            f"reshape({[numel + 1]!r})", f"reshape({[-1, -1]!r})", f"view({[-2, *shape[1:]]!r})",
+            f"reshape({[0, -1]!r})", f"view({[*shape, 1]!r})",
+            f"transpose(0, {len(shape) + 1})", f"sum(dim={len(shape) + 1})", f"max(dim={-len(shape) - 2})",
+        ]
+        return self.result(self.new_name(), f"{x}.{self.pick(choices)}", [x], view=True)
 
     def index(self):
         x = self.pick(self.tensors()) if self.tensors() else None
