@@ -94,7 +94,7 @@ def mutant_of(kata, index=0):
 
 
 def _module(kata):
-    return kata.reference_module.removeprefix("reference/").removesuffix(".py")
+    return Path(kata.reference_module).stem  # reference/solutions/rules.py -> rules
 
 
 def plant_reference(folder, kata):

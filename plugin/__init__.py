@@ -25,7 +25,7 @@ import pytest
 
 from .grading.assembly import assemble  # noqa: F401
 # The fixtures kata tests use (`oracle_fixture` is the fixture named `oracle`).
-from .grading.fixtures import _kata_engine, ag, fuzz, growth, oracle_fixture, solution, speed  # noqa: F401
+from .grading.fixtures import _kata_engine, ag, counted_growth, fuzz, growth, oracle_fixture, solution, speed  # noqa: F401
 from .grading.options import apply_cuda_option, check_report_path, pytest_addoption  # noqa: F401
 
 HYPOTHESIS_PROFILE = "autograd-katas"

@@ -5,8 +5,7 @@ KATA = "02_shapes"
 
 # A correct solution written differently from reference/solutions/shapes.py (on the CPU and the GPU): loops in unbroadcast,
 # broadcasting by adding zeros, max(dim) and indexing as scatters, matmul's 1-D cases
-# restored by hand, and indexing as a product with a matrix of reads (which also adds up
-# repeated indices).
+# restored by hand, and indexing as a scatter-add into the flat positions of the reads.
 ALTERNATIVE = '''
 import numpy as np
 
@@ -82,10 +81,10 @@ def getitem_backward(ctx, grad):
     size = int(np.prod(shape))
     # the flat position of each read, from positions made on the gradient's device (an index
     # tensor may live there too)
-    read = ag.arange(size, device=grad.device).reshape(shape)[ctx.index].cpu().numpy().reshape(-1)
-    reads = np.zeros((read.size, size), dtype=grad.dtype)
-    reads[np.arange(read.size), read] = 1
-    return ((grad.reshape(1, read.size) @ ag.tensor(reads, device=grad.device)).reshape(shape),)
+    read = ag.arange(size, device=grad.device).reshape(shape)[ctx.index].reshape(-1)
+    # added up into a flat copy: a matrix of reads (reads x elements) would grow quadratically
+    flat = grad.new_zeros((size,)).index_put((read,), grad.reshape(-1), accumulate=True)
+    return (flat.reshape(shape),)
 '''
 
 # Two typical mistakes, each planted over the correct solution (a later def wins).

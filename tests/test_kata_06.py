@@ -25,6 +25,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     wanted = None
     if inputs is not None:
         wanted = [ag.gradient_node(t) for t in inputs]
+        wanted_set = set(wanted)  # searched for each node: a list would be quadratic in many inputs
         # which nodes lead to a wanted node: memoised walk without recursion
         leads = {}
         for start in pending:
@@ -39,7 +40,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     stack.extend(todo)
                     continue
                 stack.pop()
-                leads[node] = node in wanted or any(leads[c] for c, _ in node.next_functions if c is not None)
+                leads[node] = node in wanted_set or any(leads[c] for c, _ in node.next_functions if c is not None)
         keep = lambda node: leads.get(node, False)
     else:
         keep = lambda node: True
@@ -53,7 +54,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             for more in grads[1:]:
                 grad = pieces.merge_grads(grad, more)
             runs = wanted is None or any(keep(c) for c, _ in node.next_functions if c is not None)
-            if wanted is not None and node in wanted and runs:
+            if wanted is not None and node in wanted_set and runs:
                 captured[node] = grad  # a node that runs on: captured before the hooks
             for hook in list(node.pre_hooks or ()):
                 out = hook(grad)
@@ -62,7 +63,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             if owner is not None:
                 owner._grad = grad.clone() if owner._grad is None else owner._grad + grad
             if not runs:
-                if node in wanted:
+                if node in wanted_set:
                     captured[node] = grad
                 continue
             outs = node(grad)

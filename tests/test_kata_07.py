@@ -18,7 +18,7 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
           "you need to backward through the graph a second time or if you need to access saved "
           "tensors after calling backward.")
-_KINDS = {"float32": "Float", "float64": "Double"}
+_KINDS = {"float32": "Float", "float64": "Double", "int64": "Long"}  # int64: a saved index
 
 
 class SavedTensors:

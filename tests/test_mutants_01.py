@@ -19,6 +19,9 @@ MUTANTS = [
     # "for out = a * b, a's gradient is grad * b and b's is grad * a"
     Mutant("swaps the operands in mul", "grad_a = grad * b if", "grad_a = grad * a if", expect="a * b"),
     Mutant("forgets the minus of sub", "    return grad, -grad\n", "    return grad, grad\n", expect="a - b"),
+    # blind round 2's b11: -x as 0 - x, so a zero gradient keeps its sign (1 / x.grad: inf, not -inf)
+    Mutant("negates as 0 - grad in neg", "    return (-grad,)\n", "    return (0.0 - grad,)\n",
+           expect="The piece at fault: `neg_backward`"),
     Mutant("forgets the minus of neg", "return (-grad,)", "return (grad,)", expect="x.neg()"),
     Mutant("forgets the minus of div's b", "grad_b = -grad * (a / b / b)", "grad_b = grad * (a / b / b)",
            expect="a / b"),
@@ -116,7 +119,7 @@ def div_backward(ctx, grad):
 
 
 def neg_backward(ctx, grad):
-    return (0.0 - grad,)
+    return (grad * -1.0,)  # not 0.0 - grad: a zero gradient would come out +0.0 where torch gives -0.0
 
 
 def pow_backward(ctx, grad):

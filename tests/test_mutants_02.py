@@ -87,6 +87,14 @@ MUTANTS = [
     Mutant("detaches the gradient in getitem", SCATTER,
            "return (zeros.index_put(ctx.index, grad.detach(), accumulate=True),)",
            expect="second derivative through"),
+    # blind round 1's b11: right numbers, one zeros tensor of x's shape per index read
+    Mutant("scatters each read of an index array into a zeros tensor of its own", SCATTER,
+           "total = zeros\n    if getattr(ctx.index, 'ndim', 0) == 1:  # each read is a use: add them up\n"
+           "        for k, position in enumerate(ctx.index.tolist()):\n"
+           "            total = total + grad.new_zeros(ctx.input_shapes[0]).index_put(position, grad[k])\n"
+           "        return (total,)\n"
+           "    return (zeros.index_put(ctx.index, grad, accumulate=True),)",
+           expect="slow on an embedding lookup: looks quadratic"),
     # "grad_x has x's shape and grad's dtype", on grad's device
     Mutant("makes getitem's zeros with ag.zeros (float32)", "zeros = grad.new_zeros(ctx.input_shapes[0])",
            "zeros = ag.zeros(ctx.input_shapes[0])", expect="your getitem_backward returned a float32 gradient for input 0 of"),

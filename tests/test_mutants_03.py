@@ -55,6 +55,38 @@ def topological_order(roots):
     return order
 '''
 
+# Depth = the longest path from a root, found by relaxing: a node goes back in the queue each
+# time a longer path reaches it. A valid order (sorted by depth), but on a chain of residual
+# blocks each node is reached again and again.
+RELAXED_DEPTHS = '''
+from collections import deque
+
+
+def topological_order(roots):
+    depth = {r: 0 for r in roots if r is not None}
+    queue = deque(depth)
+    while queue:
+        node = queue.popleft()
+        for child, _ in node.next_functions:
+            if child is not None and depth.get(child, -1) < depth[node] + 1:
+                depth[child] = depth[node] + 1
+                queue.append(child)  # its own children move down with it
+    return sorted(depth, key=depth.get)
+'''
+
+# A right order, kept by its roots for the next call (a retain_graph rerun): every graph seen
+# stays alive, with the tensors its nodes saved.
+CACHED_ORDERS = """
+_orders = {}
+
+
+def topological_order(roots):
+    key = tuple(roots)
+    if key not in _orders:
+        _orders[key] = _sorted(roots)
+    return list(_orders[key])
+""" + DEPTH_FIRST_TOPOSORT.replace("def topological_order(", "def _sorted(")
+
 MUTANTS = [
     # "roots may hold None (skip it) and the same node twice"
     Mutant("does not skip None roots", "if root is None or root in visited:", "if root in visited:",
@@ -84,6 +116,15 @@ MUTANTS = [
            expect="looks quadratic"),
     Mutant("looks nodes up in a list", "if child is not None and child not in visited:",
            "if child is not None and child not in list(visited):", expect="looks quadratic"),
+    # ... on wide and residual graphs too (blind rounds 1 and 2: quadratic only there)
+    Mutant("puts each finished node in front instead of reversing once",
+           "                post_order.append(node)\n    post_order.reverse()\n", "                post_order.insert(0, node)\n",
+           expect="list elements moved by `pop(0)` or `insert(0, ...)`"),
+    Mutant("sorts by longest-path depth, found by relaxing", HEADER, replaced_by(RELAXED_DEPTHS),
+           expect="slow on a residual chain: looks quadratic"),
+    # "keep no state between calls": blind round 2's b11 kept each order for the next call
+    Mutant("keeps each order for the next call with the same roots", HEADER, replaced_by(CACHED_ORDERS),
+           expect="the graph outlived its last tensor"),
 ]
 
 KAHN_MUTANTS = [
@@ -97,6 +138,13 @@ KAHN_MUTANTS = [
            "ready = deque(roots)", expect="test_several_roots"),
     Mutant("keeps repeated roots", "roots = [r for r in dict.fromkeys(roots) if r is not None]",
            "roots = [r for r in roots if r is not None]", expect="appears twice"),
+    # "linear time": a list as the queue moves every waiting node at each pop(0) (wide graphs)
+    Mutant("uses a list as its queue",
+           "    ready = deque(r for r in roots if feeders.get(r, 0) == 0)\n    order = []\n    while ready:\n"
+           "        node = ready.popleft()\n",
+           "    ready = [r for r in roots if feeders.get(r, 0) == 0]\n    order = []\n    while ready:\n"
+           "        node = ready.pop(0)  # first ready, first out\n",
+           expect="list elements moved by `pop(0)` or `insert(0, ...)`"),
 ]
 
 MODEL_MUTANTS = [

@@ -12,7 +12,8 @@ SOURCE = learner_source("backward_pass")
 
 # Correct, and written differently from the reference: the loop split into small helpers
 # (seeds, needed nodes, hooks), the needed set found by walking up from the targets through
-# each node's parents, and the captures kept per position of `inputs`.
+# each node's parents, and the captures kept per position of `inputs` (found through a dict:
+# a search of the inputs for each node was quadratic in a pass that captures many inputs).
 HELPERS = '''
 from plugin import engine as ag
 
@@ -43,7 +44,7 @@ def _needed(order, targets):
 
 
 def _after_hooks(node, grad):
-    for hook in (node.pre_hooks or []):
+    for hook in list(node.pre_hooks or []):  # a copy: a hook may remove itself
         replaced = hook(grad)
         if replaced is not None:
             grad = replaced
@@ -62,6 +63,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     targets = None if inputs is None else [ag.gradient_node(t) for t in inputs]
     needed = None if targets is None else _needed(order, targets)
     results = [None] * (0 if targets is None else len(targets))
+    positions = {}  # node -> its places in inputs: a search of targets per node is quadratic
+    for i, target in enumerate(targets or ()):
+        positions.setdefault(target, []).append(i)
     with ag.set_grad_enabled(create_graph):
         for node in order:
             if node not in buffers:
@@ -74,9 +78,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                 below = [c for c, _ in node.next_functions if c is not None and c in needed]
                 if not below:
                     grad = _after_hooks(node, grad)
-                for i, target in enumerate(targets):
-                    if target is node:
-                        results[i] = grad
+                for i in positions.get(node, ()):
+                    results[i] = grad
                 if not below:
                     continue
                 grad = _after_hooks(node, grad)
@@ -249,6 +252,15 @@ MUTANTS = [
     Mutant("runs the nodes that lead to no input too",
            "                if needed is not None and child not in needed:\n                    continue\n", "",
            expect="test_only_nodes_that_lead_to_the_inputs_run"),
+    # "linear time", on wide graphs and many inputs too (blind rounds 1 and 2: quadratic only
+    # there, where a deep chain's growth check sees nothing)
+    Mutant("looks the inputs up in a list", "    needed.targets = targets\n", "    needed.targets = list(targets)\n",
+           expect="slow on a pass that captures many inputs: looks quadratic"),
+    Mutant("remembers the nodes that ran in a list",
+           "        for node in order:\n            grad = buffers.pop(node, None)\n",
+           "        ran = []\n        for node in order:\n            if node in ran:  # each node runs once\n"
+           "                continue\n            ran.append(node)\n            grad = buffers.pop(node, None)\n",
+           expect="node comparisons made by searching lists"),
 ]
 
 

@@ -27,7 +27,7 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 
 
 def describe(t, node):
-    name = {"float32": "Float", "float64": "Double"}[str(t.dtype)]
+    name = {"float32": "Float", "float64": "Double", "int64": "Long"}[str(t.dtype)]  # int64: an index
     text = f"[torch.{name}Tensor {list(t.shape)}]"
     if node is not None:
         text += ", which is output 0 of " + re.sub(r"Backward(0$)?", "", node.name()) + ","

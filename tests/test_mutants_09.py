@@ -26,8 +26,9 @@ def jacobian(f, x):
     if not out.requires_grad:  # a constant f
         return ag.zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype)
     rows = []
+    identity = np.eye(out.numel(), dtype=np.dtype(str(out.dtype)))  # once: one per row is cubic
     for i in range(out.numel()):
-        seed = ag.tensor(np.eye(out.numel(), dtype=np.dtype(str(out.dtype)))[i])
+        seed = ag.tensor(identity[i])
         (row,) = ag.autograd.grad([out.reshape(-1)], [x], [seed], retain_graph=i + 1 < out.numel(),
                                   allow_unused=True)
         rows.append(np.zeros(tuple(x.shape), dtype=np.dtype(str(x.dtype))) if row is None else row.numpy())
@@ -142,6 +143,11 @@ MUTANTS = [
            "        flat.backward(ag.tensor(seed), retain_graph=not last)\n"
            "        row, x.grad = x.grad, None\n",
            expect="its .grad was"),
+    # blind round 1's b06: right numbers, an identity matrix of n x n made for each of n rows
+    Mutant("jacobian: each seed a row of an identity made again per row",
+           "        seed = np.zeros(flat.shape, dtype=out.dtype)\n        seed[i] = 1.0",
+           "        seed = np.eye(flat.numel(), dtype=out.dtype)[i]",
+           expect="slow on a Jacobian: looks cubic"),
     # hessian_vector_product
     Mutant("hvp: finite differences instead of a second derivative",
            HVP_BODY, FINITE_DIFFERENCES, expect="an approximation such as finite differences"),

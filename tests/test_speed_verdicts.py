@@ -1,10 +1,15 @@
 """Speed verdicts a learner can trust: a growth verdict never fails linear code because the
 machine was busy for a moment, a ratio is shown as a coarse class, and a piece whose source
 did not change is not timed again."""
+import time
+import types
+
 import pytest
 
 from kit import kata_row, row_line, write_learner_file
-from plugin.grading.speed import speed_class
+from plugin.grading.speed import Speed, speed_class
+from plugin.manifest import ALL_KATAS
+from reference import pieces as seam
 from test_plugin import KAHN, QUADRATIC
 
 KATA = "03_toposort"
@@ -67,6 +72,41 @@ def test_an_unchanged_piece_is_not_timed_again(checkout):
 ])
 def test_a_ratio_is_told_as_a_coarse_class(ratio, words):
     assert speed_class(ratio) == words
+
+
+def _burn(seconds):
+    """Spend `seconds` of this thread's CPU time (what the speed check measures)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_a_much_slower_correct_piece_is_timed_within_its_budget():
+    """A correct piece 20 times slower than the reference's. Timed as often as the reference
+    (25 pairs of 10 ms samples), its side took 20 times the budget: round 1's correct 04 c02,
+    36 times slower, ran past the test's time limit on a busy machine and was rejected. The
+    pairs are few (speed.MAX_PAIRS); the ratio is still per call."""
+    kata = next(k for k in ALL_KATAS if k.slug == "04_accumulation")
+    reference_merge = seam.REFERENCE["merge_grads"]
+
+    def slow_merge(existing, incoming):
+        return reference_merge(existing, incoming)
+
+    calls = {"mine": 0, "theirs": 0}
+
+    def workload():
+        if seam.active.merge_grads is slow_merge:
+            calls["mine"] += 1
+            _burn(0.02)
+        else:
+            calls["theirs"] += 1
+            _burn(0.001)
+
+    request = types.SimpleNamespace(fixturenames=[])
+    with seam.swapped({"merge_grads": slow_merge}):
+        verdict = Speed(request, kata, "learner").interleaved(lambda: workload, budget=0.3)  # make() gives the call
+    assert calls["mine"] * 0.02 <= 1.0, calls  # 250 calls of 20 ms before the fix
+    assert 10 < verdict["ratio"] < 40, verdict  # 20x: each side's samples divided by its repeats
 
 
 # --- one kata's feedback, soon (issue 15, section 4) ------------------------------------------

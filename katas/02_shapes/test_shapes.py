@@ -386,6 +386,21 @@ def test_repeated_indices_accumulate(ag):
     )
 
 
+def test_an_embedding_lookup_grows_linearly(ag, counted_growth):
+    """Reading n rows of an (n, 4) table, rows repeated: 8x the rows may cost about 8x the
+    work, not 64x (a zeros table per row read, a one-hot matrix of reads by rows). The work
+    is counted, not timed: lines of Python and the memory they allocate."""
+    ag.tensor([1.0, 2.0], requires_grad=True)[ag.tensor([0])].sum().backward()  # a stub stops here
+
+    def make(n):
+        table = ag.tensor(np.linspace(-1.0, 1.0, 4 * n).reshape(n, 4), requires_grad=True)
+        rows = ag.tensor((np.arange(n) * 7) % n // 2)  # every other row, most read twice
+        loss = (table[rows] * 2.0).sum()
+        return lambda: ag.autograd.grad(loss, table, retain_graph=True)
+
+    counted_growth(make, 64, what="rows", graph="an embedding lookup", memory=True)
+
+
 def _slice_text(s):
     ends = "" if s.start is None else str(s.start), "" if s.stop is None else str(s.stop)
     return ":".join(ends) + ("" if s.step is None else f":{s.step}")

@@ -431,12 +431,28 @@ def _changed_with_grad_on(lib, x):
     y.backward()
 
 
+def _index(lib, x):
+    index = lib.tensor(np.array([0, 1, 1]))  # int64: torch names it a LongTensor
+    y = x[index].sum()         # indexing saves the index
+    index.add_(0)
+    y.backward()
+
+
+def _float32_constant(lib, x):
+    c = lib.tensor(np.array([2.0, 3.0], dtype=np.float32))  # a FloatTensor
+    y = (x * c).sum()
+    c.mul_(1)
+    y.backward()
+
+
 INPLACE_SCENARIOS = {
     "a saved leaf": _leaf,
     "a saved constant": _constant,
     "a saved 2-D constant": _matrix_constant,
     "an input changed twice": _changed_twice,
     "an input changed by a recorded operation": _changed_with_grad_on,
+    "a saved int64 index": _index,
+    "a saved float32 constant": _float32_constant,
 }
 
 

@@ -152,6 +152,21 @@ def test_jacobian_leaves_x_alone(ag, solution):
     assert not J.requires_grad, "the Jacobian must not require grad (torch's create_graph=False default)"
 
 
+def test_a_jacobian_grows_like_its_number_of_entries(ag, solution, counted_growth):
+    """n outputs of n inputs: n vector-Jacobian products of n entries each, so 8x the outputs
+    may cost about 64x the work (the Jacobian has 64x the entries), not 512x: a seed row built
+    from an identity matrix made again for each row is. The work is counted, not timed:
+    lines of Python and the memory they allocate."""
+    call("jacobian", solution.jacobian, lambda t: t * 2.0, ag.tensor([1.0]))  # a stub stops here
+
+    def make(n):
+        x = ag.tensor(np.linspace(-1.0, 1.0, n))
+        return lambda: solution.jacobian(lambda t: (t * 0.5).tanh(), x)
+
+    counted_growth(make, 12, what="outputs", graph="a Jacobian", memory=True, looks="cubic",
+                   reference=lambda: solution.using("reference"))
+
+
 # --- hessian_vector_product -------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", SCALAR_FUNCTIONS)

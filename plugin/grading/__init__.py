@@ -11,6 +11,8 @@
     outcomes.py      what a test's result means: a to-do, a pass, a failure in one sentence
     results.py       per-kata bookkeeping from test reports (also on pytest-xdist's controller)
     speed.py         the learner's piece timed against the reference's; growth classes
+    work.py          growth counted rather than timed (lines, node comparisons, list moves,
+                     bytes allocated): wide and residual graphs, the same verdict when busy
     table.py         the table at the end of every run
     conclusion.py    what a run concludes (the table, the report, --kata-require-done), alike
                      in pytest's own process and in a supervised run's supervisor

@@ -11,6 +11,7 @@ from ..state import KATA_KEY
 from .outcomes import KataBlocked
 from .results import last_grading
 from .speed import Growth, Speed
+from .work import CountedGrowth
 
 
 def _solution(request):
@@ -122,3 +123,10 @@ def fuzz(request, _kata_engine):
 def growth(request, _kata_engine):
     """Checks that a piece's time grows like the reference's (see speed.py)."""
     return Growth(request, request.node.stash.get(KATA_KEY, None))
+
+
+@pytest.fixture
+def counted_growth(request, _kata_engine):
+    """Checks that a piece's work, counted rather than timed, grows like the reference's on
+    graphs of any shape (see work.py)."""
+    return CountedGrowth(request, request.node.stash.get(KATA_KEY, None))

@@ -18,6 +18,7 @@ is expected to fail with torch's device error. The reference runs on its simulat
 the real device strings, which is what the printed program shows.
 """
 import contextlib
+import functools
 import io
 import re
 import warnings
@@ -116,6 +117,18 @@ def _values(t):
     return t.detach().cpu().numpy().copy()
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(code):
+    """A step's code compiled once for both engines (and the runs that shrink a program)."""
+    return compile(code, "<program>", "exec")
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype_name(dtype):
+    """"float32" for torch's and numpy's float32 (str() of a numpy dtype is slow, and asked often)."""
+    return str(dtype).replace("torch.", "")
+
+
 class Engine:
     """One engine's namespace while a program runs, and what it shows after each step."""
 
@@ -139,7 +152,7 @@ class Engine:
             warnings.simplefilter("always")
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    exec(code, self.names)
+                    exec(_compiled(code), self.names)
                 error = None
             except Exception as exc:  # what a user sees: compared with the other engine
                 error = (type(exc).__name__, key_phrase(str(exc)))
@@ -188,7 +201,7 @@ class Engine:
     def show_tensor(self, name, t):
         shown = {
             "shape": tuple(t.shape),
-            "dtype": str(t.dtype).replace("torch.", ""),
+            "dtype": _dtype_name(t.dtype),
             "device": self.device_of(name, t),
             "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf,
@@ -255,8 +268,13 @@ def _output_of(line):
     return f" (output of {found.group(1)})" if found else ""
 
 
+_PLAIN = (str, bool, int, float, type(None))
+
+
 def differences(theirs, mine, path=""):
     """Where two observations differ, as readable lines (empty when they agree)."""
+    if type(theirs) in _PLAIN and type(mine) is type(theirs) and theirs == mine:
+        return []  # most of what is compared (names, flags, shapes): equal at once
     if isinstance(theirs, dict) and isinstance(mine, dict):
         out = []
         for key in sorted(set(theirs) | set(mine), key=str):
@@ -281,6 +299,8 @@ def same_values(a, b):
         return False
     if a.dtype.kind not in "fc":
         return np.array_equal(a, b)
+    if a.tobytes() == b.tobytes():  # the same bits (most values): no need to weigh them
+        return True
     # float64 values may come from float32 ones (t.double()), where torch's and numpy's exp,
     # tanh, ... may differ in the last bit: so a float32 ulp or so in float64 too.
     rtol, atol = (1e-4, 1e-5) if a.dtype == np.float32 else (1e-5, 1e-6)

@@ -88,6 +88,7 @@ class Focus(Builder):
             self.pool = ordinary
         self.numbers = rng.sample(SMOOTH_NUMBERS if self.smooth else NUMBERS, 5)
         self.last_grads = []  # the names autograd.grad's latest step gave
+        self.zero_signs = False  # first derivatives show the sign of zero gradients (kata 01)
         self.queue = []  # the next steps of a scenario: functions of the builder that give a Step
 
     def then(self, *steps):
@@ -298,13 +299,19 @@ class Focus(Builder):
         return code, torch_code
 
     def first_derivative(self, out, inputs):
-        """g... = autograd.grad(out, inputs, a gradient for out)."""
+        """g... = autograd.grad(out, inputs, a gradient for out); each g turned into 1 / g
+        where the scenario's rule passes the gradient on unchanged or negated (`zero_signs`):
+        a zero gradient's sign shows only through a reciprocal (-grad and 0 - grad part there)."""
+        zero_signs = self.zero_signs
+
         def step(builder):
             if not builder.has_graph(out):
                 return None
             names = builder.grad_names(inputs)
             code, torch_code = builder.seed_code(out)
             call = f"{', '.join(names)}, = lib.autograd.grad({out}, [{', '.join(inputs)}], {{}}, allow_unused=True)"
+            if zero_signs:
+                call += "".join(f"\n{n} = 1 / {n} if {n} is not None else None" for n in names)
             return Step(call.format(code), call.format(torch_code), {n: builder.device(i) for n, i in zip(names, inputs)})
         return [step]
 
@@ -430,7 +437,13 @@ class Rules(Focus):
         # the reference saves the partner of a number in * and / too (docs/known-differences.md)
         needless = [a] if "b" not in form and ("*" in form or "/" in form) else []
         steps.append(self.forward_step(out, form.replace("a", a, 1).replace(" b", " " + b), inputs, needless=needless))
-        return self.then(*steps, *self.continuation(out, inputs))
+        # rules whose gradient is the incoming one or its negative: its zeros keep or flip their
+        # sign exactly as torch's (no formula in between to choose one)
+        self.zero_signs = rule in ("add", "sub", "neg")
+        try:
+            return self.then(*steps, *self.continuation(out, inputs))
+        finally:
+            self.zero_signs = False
 
 
 # --- kata 02: shapes ----------------------------------------------------------------------------
@@ -500,6 +513,10 @@ class Shapes(Focus):
             chosen = [d - len(shape) if self.chance(0.3) else d for d in chosen]
             dims += [f"dim={tuple(chosen)!r}"] * 2
         call = self.pick([f"{op}()"] + [f"{op}({d}{keep})" for d in dims])
+        if 0 in shape and self.chance(0.5):
+            # along a dim that is not empty: the output is empty too, each of its (no) elements
+            # a reduction of a whole dim (a count taken as numel(x) / numel(out) is 0 / 0)
+            call = f"{op}(dim={self.pick([d for d, size in enumerate(shape) if size])}{keep})"
         pool = TIES if op == "max" else None
         if op == "max" and "dim" in call:
             return self._scenario([shape], lambda a: f"{a}.{call}[0]", pool)
