@@ -307,10 +307,23 @@ def _shape(value):
     return tuple(value.shape) if hasattr(value, "shape") else type(value).__name__
 
 
+class Described(str):
+    """A value already put in words: what a piece returned, kept as words when the value
+    itself would keep a graph alive (a list of nodes) until the next test."""
+
+
+def remembered(result):
+    """What outcomes.guard keeps of a piece's result: a list in words (the toposort's order
+    holds every node of the graph), anything else as it is (a rule's tuple: cheap to keep)."""
+    return Described(describe(result)) if type(result) is list else result
+
+
 def describe(value, depth=0):
     """A value in a few words: None, a tensor's shape and dtype, a tuple's items."""
     if value is None:
         return "None"
+    if isinstance(value, Described):
+        return str(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         return f"a tensor of shape {tuple(value.shape)} ({value.dtype})"
     if isinstance(value, tuple) and all(isinstance(v, int) for v in value):

@@ -256,6 +256,8 @@ class _Frozen:
         self.array = _numpy(tensor)
         self.shape, self.dtype = tuple(self.array.shape), self.array.dtype
         self.requires_grad = bool(tensor.requires_grad)
+        # the name of the node that made it (a graph is a sign of grad mode on), not the node
+        self.made_by = tensor.grad_fn.name() if getattr(tensor, "grad_fn", None) is not None else None
 
     def numpy(self):
         return self.array
@@ -363,8 +365,11 @@ def _why_requires_grad(actual):
     """What a tensor that requires grad where torch's does not tells of its making."""
     if not actual.requires_grad:
         return ""
-    if actual.grad_fn is not None:
-        return (f": it has a graph ({actual.grad_fn.name()}), so it was computed with grad mode on "
+    made_by = getattr(actual, "made_by", None)  # a _Frozen copy's
+    if made_by is None and getattr(actual, "grad_fn", None) is not None:
+        made_by = actual.grad_fn.name()
+    if made_by is not None:
+        return (f": it has a graph ({made_by}), so it was computed with grad mode on "
                 "(a backward pass without create_graph runs with grad mode off)")
     return ": it is a leaf that requires grad (the tensor itself handed back, not a new one?)"
 

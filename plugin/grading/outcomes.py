@@ -16,7 +16,7 @@ from ..guards.time_limit import RanAway, tb_line, with_lines
 # the tamper check takes this module's public values for settings (guards/tamper.py).
 from ..guards.time_limit import RUNNING as _RUNNING, TRIPPED as _TRIPPED
 from . import blame
-from .blame import _LAST_RETURN
+from .blame import _LAST_RETURN, remembered
 from .one_line import one_line, shorten
 
 TODO = "todo"
@@ -64,7 +64,7 @@ def guard(name, piece, learner_paths):
         _RUNNING.append(key)
         try:
             result = piece(*args, **kwargs)
-            _LAST_RETURN["piece"] = (name, result)  # blame.remember_return, inlined
+            _LAST_RETURN["piece"] = (name, remembered(result))  # one dict store per call
             return result
         except NotImplementedError as exc:
             if raised_in(exc, learner_paths):

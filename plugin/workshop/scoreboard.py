@@ -274,8 +274,7 @@ def terminal_table(learners, slugs, width=None):
     if about:
         lines.append("")
         lines.append("About the reports:")
-        for line in about:
-            lines += textwrap.wrap(printable(line), width, initial_indent="  ", subsequent_indent="    ")
+        lines.extend(printable(f"  {line}") for line in about)  # whole: each names a report's path
     return "\n".join(lines)
 
 
