@@ -53,7 +53,7 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     from reference import pieces
 
-    from .grading import parallel, random_cases
+    from .grading import course, parallel, random_cases
     from .grading.assembly import forget_learner_modules
     from .grading.say_once import ignore_benchmark_warnings
     from .grading.session import Grading
@@ -80,6 +80,7 @@ def pytest_configure(config):
     config.pluginmanager.register(random_cases, "autograd-katas-random-cases")
     config.pluginmanager.register(interrupts, "autograd-katas-interrupts")
     config.pluginmanager.register(parallel, "autograd-katas-parallel")
+    config.pluginmanager.register(course, "autograd-katas-course")  # a course edition's grading
     child.register(config)  # a supervised run's child hands its results over
     interrupts.install()
     ignore_benchmark_warnings(config)

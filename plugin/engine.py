@@ -11,7 +11,6 @@ from reference import (  # noqa: F401
     autograd,
     bool,
     cuda,
-    device,
     double,
     empty_like,
     enable_grad,
@@ -34,3 +33,10 @@ from reference import (  # noqa: F401
 )
 from reference import pieces  # noqa: F401  (pieces.active: the pieces the engine runs now)
 from reference.graph import AccumulateGrad, Node, Stats, gradient_node, reattach  # noqa: F401
+
+
+def __getattr__(name):
+    # `ag.device`: the active Device piece (see reference.__getattr__), looked up when used.
+    if name == "device":
+        return pieces.active.Device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,6 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .solutions.devices import Device as device
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (
     abs,
@@ -54,3 +53,12 @@ int64 = long = _np.dtype("int64")
 bool = _np.dtype("bool")
 
 pieces.load_reference()
+
+
+def __getattr__(name):
+    # `ag.device`, torch.device's counterpart: the active Device piece (kata 08's model
+    # solution, or a learner's while it is graded), looked up when used; the core never
+    # imports a model solution (a course edition may not hold kata 08's).
+    if name == "device":
+        return pieces.active.Device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

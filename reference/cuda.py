@@ -112,9 +112,9 @@ def _index(device):
         return 0
     if isinstance(device, int):
         return device
-    from .solutions.devices import Device
+    from .tensor import canonical_device  # (late: the engine imports this module first)
 
-    device = Device(device) if isinstance(device, str) else device
+    device = canonical_device(device) if isinstance(device, str) else device
     return device.index or 0
 
 

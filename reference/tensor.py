@@ -13,11 +13,11 @@ import weakref
 
 import numpy as np
 
-from .solutions.devices import Device
+from .device_record import DeviceRecord
 from .grad_mode import GradMode
 from .pieces import active
 
-CPU = Device("cpu")
+CPU = DeviceRecord("cpu")
 _ARRAY = np.ndarray
 _devices = {("cpu", None): CPU}
 
@@ -33,7 +33,7 @@ def canonical_device(spec):
     # torch puts a tensor for "cpu:1" on the CPU (one host), one for "cuda" on cuda:0
     key = ("cpu", None) if parsed.type == "cpu" else ("cuda", parsed.index or 0)
     if key not in _devices:
-        _devices[key] = Device(*key)
+        _devices[key] = DeviceRecord(*key)
     return _devices[key]
 
 
@@ -354,7 +354,7 @@ class Tensor:
         return ops.to(self, device="cpu")
 
     def cuda(self, device=None):
-        return ops.to(self, device="cuda" if device is None else Device("cuda", device) if isinstance(device, int) else device)
+        return ops.to(self, device="cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
     def float(self):
         return ops.to(self, dtype=np.float32)

@@ -15,7 +15,7 @@ PLUGIN = REPO / "plugin"
 
 # Each folder of the plugin, and the folders its modules may import (besides their own).
 # The shared base (manifest, state, files, engine) imports nothing of the plugin.
-BASE = ("plugin.manifest", "plugin.state", "plugin.files", "plugin.engine")
+BASE = ("plugin.manifest", "plugin.state", "plugin.files", "plugin.engine", "plugin.edition")
 MAY_IMPORT = {
     "base": set(),
     "shipped": {"base"},

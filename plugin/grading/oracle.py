@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.solutions.toposort import topological_order
+from reference import pieces as seam
 
 from ..guards import tracers, tripwire
 from ..manifest import learner_file_paths
@@ -214,6 +214,9 @@ class Oracle:
         if not pairs:
             return "", None
         root = actual["root"]
+        topological_order = seam.REFERENCE.get("topological_order")
+        if topological_order is None:  # a course edition without kata 03's model solution
+            return ""
         order = tripwire.original(topological_order)([root])  # (the kit's own call: no wire to trip)
         node, sentence = graph_view.locate(
             pairs, actual["records"], expected["records"], order, *_tolerance(dtype)

@@ -1,10 +1,12 @@
 """The feedback table printed at the end of every run."""
 import re
 
+from ..edition import has_model_solution
 from ..guards.integrity import advice
 from ..manifest import katas
 from .results import DONE, IN_PROGRESS, NOT_STARTED, ran, status_of
 from ..guards.partial_runs import missing_file
+from . import course
 from .speed import speed_class
 
 BLOCKED = "blocked"  # shown for a kata written but waiting for others (the capstone); reported as not started
@@ -128,10 +130,14 @@ def _notes(kata, status, result, verbose):
     for flag in result.flags:
         yield f"flagged: {flag}; {advice(flag)}"
     blocked = next((t.message for t in result.ordered() if t.outcome == "todo" and t.message), "")
-    if status in (NOT_STARTED, BLOCKED) and blocked:
+    if blocked:  # the katas (or, in a course edition, the piece of one) to finish first
         yield blocked
+    note = course.table_note(kata)
+    if note:
+        yield note
     if status == DONE and kata.reference_module:
-        yield f"done: compare with the reference solution in {kata.reference_module}"
+        yield (f"done: compare with the reference solution in {kata.reference_module}" if has_model_solution(kata)
+               else "done: its model solution comes with a later release of the course")
     if result.speed_why:
         yield f"where the time goes: {result.speed_why}"
     failures = [t for t in result.ordered() if t.outcome == "failed"]

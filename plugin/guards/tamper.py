@@ -22,7 +22,7 @@ GRADING_MODULES = (
     "plugin.grading.table", "plugin.guards.integrity", "plugin.guards.partial_runs",
     "plugin.guards.tamper", "plugin.guards.tripwire", "plugin.reports.json_report",
     "plugin.supervisor.child", "plugin.supervisor.records", "plugin.grading.gpu_check",
-    "plugin.guards.tracers",
+    "plugin.guards.tracers", "plugin.grading.course",
     "reference.pieces",
 )
 CONTENTS = "contents"  # the third part of the key under which a container's contents are noted

@@ -11,6 +11,10 @@
     katas report PATH            grade everything and write the JSON report to PATH
     katas report PATH --gradescope   ... as Gradescope's results.json
     katas scoreboard REPORTS... [--html FILE]   the class's reports as one table
+    katas edition OUT/ [--released 01,02]       a course's student copy, without the model
+                                 solutions of the katas not released yet
+    katas edition --autograder OUT/              Gradescope's autograder for it: the full kit
+    katas release K EDITION/     add kata K's model solution to an edition (commits it)
 
 Each command is a thin layer over what the kit already has: grading is `pytest` with the
 kit's options (the command line is printed first, so that it can be learned), the others
@@ -111,6 +115,18 @@ def cmd_scoreboard(args):
     return scoreboard.main([*args.reports, *(["--html", args.html] if args.html else [])])
 
 
+def cmd_edition(args):
+    from . import edition
+
+    return edition.main([args.out, "--released", args.released, *(["--autograder"] if args.autograder else [])])
+
+
+def cmd_release(args):
+    from . import edition
+
+    return edition.release_main([args.katas, args.edition])
+
+
 def parser():
     top = argparse.ArgumentParser(
         prog="katas",
@@ -149,6 +165,16 @@ def parser():
     scoreboard = command("scoreboard", cmd_scoreboard, "merge reports into a class table")
     scoreboard.add_argument("reports", nargs="+", help="report files, folders of them, or glob patterns")
     scoreboard.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
+    edition = command("edition", cmd_edition,
+                      "write a course's student copy: the model solutions of the released katas only")
+    edition.add_argument("out", help="the folder to write (new, or empty)")
+    edition.add_argument("--released", default="", metavar="KATAS",
+                         help="the katas whose model solutions it holds: 01,02,03, 1-3 or names (default: none)")
+    edition.add_argument("--autograder", action="store_true",
+                         help="write Gradescope's autograder instead: the full kit, setup.sh, run_autograder")
+    release = command("release", cmd_release, "add katas' model solutions to a course edition, and commit them")
+    release.add_argument("katas", help="the katas to release: 4, 04,05, 4-5 or names")
+    release.add_argument("edition", help="the edition's folder (the course's template repository, or a student's)")
     return top
 
 

@@ -28,6 +28,7 @@ import torch
 from hypothesis import strategies as st
 
 import reference
+from reference.device_record import DeviceRecord
 
 SAME_DEVICE_ERROR = ("Expected all tensors to be on the same device, but found at least two "
                      "devices")
@@ -176,7 +177,7 @@ class Engine:
     def show(self, name, value):
         if isinstance(value, (torch.Tensor, reference.Tensor)):
             return self.show_tensor(name, value)
-        if isinstance(value, (torch.device, reference.device)):
+        if isinstance(value, (torch.device, reference.device, DeviceRecord)):  # a tensor's device: the engine's record
             return ("device", value.type, value.index, str(value), repr(value))
         if isinstance(value, (tuple, list)):
             return tuple(self.show(f"{name}[{i}]", v) for i, v in enumerate(value))
