@@ -16,6 +16,7 @@ import random
 import numpy as np
 import torch
 
+from .. import device_strings
 from .api import SAME_DEVICE_ERROR, Builder, Step, canonical
 
 INF, NAN = float("inf"), float("nan")
@@ -897,8 +898,6 @@ class Saved(Focus):
 
 # --- kata 08: devices ---------------------------------------------------------------------------------
 
-# The strings whose errors the kata's tests check in torch's words (test_devices.py), valid or not.
-WORDED_STRINGS = {"cpu", "cuda", "cuda:0", "cuda:1", "gpu", "cuda:x", "cuda:-1", "cuda:01", "cuda:"}
 DEVICE_STRINGS = ["cpu", "cuda", "cuda:0", "cuda:1", "cpu:0", "cpu:1", "cuda:", "cuda:01", "cuda:-1", "cuda:x",
                   "gpu", "gpu:0", "gpu:x", "CUDA", "", " cuda", "cuda:1 ", "cuda:0:1", "cuda:1:2", "cuda:+1",
                   "cuda: 1", "cuda:\u00b2", "cuda:\u0661", "Cuda:0", "cuda0", ":0", "cpu:", "cuda:2", "cuda:10"]
@@ -933,7 +932,7 @@ class Devices(Focus):
         name = "_" + self.new_name("d")
         text = self.pick(DEVICE_STRINGS).encode().decode("unicode_escape")
         make = f"{name} = DEVICE({text!r})"
-        if text not in WORDED_STRINGS:
+        if text not in device_strings.WORDED:
             # torch's words are the contract only for the strings the kata lists; any other
             # string torch refuses must be refused, in whatever words
             make = (f"try:\n    {make}\nexcept RuntimeError:\n"
