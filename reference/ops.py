@@ -306,6 +306,8 @@ def pow(base, exponent):
     # (-1.5) ** 1.5 is nan and 0 ** -1 inf, silently in torch; numpy would warn.
     with np.errstate(invalid="ignore", divide="ignore"):
         data = binary(power, base, exponent)
+    if kind is PowBackward2 and not data.flags.c_contiguous:
+        data = data.copy(order="C")  # torch's number ** tensor is laid out afresh, not like the exponent
     out, ctx = record(kind, data, (base, exponent))
     if ctx:
         if kind is PowBackward0:
@@ -721,6 +723,9 @@ def _expanded_shape(x, target):
     """The shape x.expand(*target) gives, checked with torch's words: a new dimension is added
     in front, -1 keeps a dimension's size, and only a dimension of size 1 may grow."""
     shape = x._data.shape
+    if not shape and any(size < 0 for size in target):
+        # torch expands a 0-d tensor by multiplying the sizes as given, before any check
+        raise RuntimeError("numel: integer multiplication overflow")
     if len(target) < len(shape):
         dtype = str(x._data.dtype)
         kind = "CPUBoolType" if dtype == "bool" else (
@@ -1112,14 +1117,15 @@ def inplace(target, op, other, fill=None, ufunc=None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if op is sub:
         _check_sub(target, other)
-    if fill is None and op is not copy:  # (copy_ casts whatever it gets)
-        _check_cast(target, op, *operands("inplace", target, other))
+    # torch checks that no two elements share memory before it looks at the types
     if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
         # an expand that repeats elements, like the gradient of a sum from autograd.grad
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
+    if fill is None and op is not copy:  # (copy_ casts whatever it gets)
+        _check_cast(target, op, *operands("inplace", target, other))
     if recording:
         if target._base is not None and target._base.is_leaf and target._base._requires_grad:
             raise RuntimeError(

@@ -267,6 +267,19 @@ REGRESSIONS = {
         "z = x.double() ** -0.5"],
     "a device index that is no int": ["d = lib.device('cpu', True)", "e = lib.device('cuda', 1.0)",
                                       "f = lib.device('cuda', 1)"],
+    # found by the long search (30 minutes, 2026-11-26)
+    "a 0-d tensor expanded with -1: torch's overflow words": [
+        "x = lib.tensor(-2.)", "a = x.expand([-1])", "b = x.expand([2, -1])", "c = x.expand([3])"],
+    "a number ** a transposed tensor is laid out afresh, so reshape is a view": [
+        "x = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)", "y = 2 ** x.T", "z = y.reshape(-1)",
+        "w = 2.5 ** x.T", "v = w.view(6)"],
+    "in place on repeated elements: the overlap is refused before the type": [
+        "b = lib.tensor([[True, True, True], [True, True, True]]).expand([2, 2, 3])", "b.add_(2)",
+        "i = lib.tensor(-2).expand([2])", "i.div_(2)"],
+    # found by a blind writer of round 3 (08 b24): the engine's record of a device was no Device
+    "a tensor's device equals the device that names it, both ways": [
+        "x = lib.tensor([1.])", "e = x.device == lib.device('cpu')", "f = lib.device('cpu') == x.device",
+        "g = lib.device('cpu') != x.device", "h = x.device == lib.device(x.device)"],
 }
 
 
