@@ -15,7 +15,7 @@ import numpy as np
 
 from .device_record import DeviceRecord
 from .grad_mode import GradMode
-from .pieces import active
+from .pieces import NotInThisEdition, active
 
 CPU = DeviceRecord("cpu")
 _ARRAY = np.ndarray
@@ -124,7 +124,13 @@ class Tensor:
 
     @property
     def device(self):
-        return self._device
+        # What a user compares with `ag.device("cuda:1")`: an object of the active Device piece,
+        # as torch gives a torch.device (a piece's __eq__ may know only its own class). The
+        # engine itself compares its own records, `_device`.
+        try:
+            return active.Device(str(self._device))
+        except (NotImplementedError, NotInThisEdition):  # kata 08 not written yet (a stub)
+            return self._device
 
     @property
     def is_cuda(self):
