@@ -161,8 +161,10 @@ def test_ranges_names_and_numbers_name_the_same_katas():
 
 def test_ag_device_is_the_active_device_piece_and_tensors_keep_the_cores_record():
     """The core imports no model solution: `ag.device` is whichever Device piece is active (the
-    model solution's in the kit, a learner's while it is graded), and a tensor's device is the
-    core's own record, equal to the piece's devices and to the string that names it."""
+    model solution's in the kit, a learner's while it is graded), and the engine keeps the
+    core's own record of a tensor's device. `t.device` is a device of the active piece (as
+    torch's is a torch.device: equal to `ag.device(...)` both ways, whatever the piece's
+    __eq__ knows), the record itself while the piece is a stub."""
     import reference as ag
     from plugin import engine
     from reference.device_record import DeviceRecord
@@ -176,12 +178,20 @@ def test_ag_device_is_the_active_device_piece_and_tensors_keep_the_cores_record(
     with ag.pieces.swapped({"Device": Mine}):
         assert ag.device is Mine and engine.device is Mine
         moved = ag.tensor([1.0]).to(Mine("cuda:1"))
-        assert type(moved.device) is DeviceRecord
-        assert moved.device == "cuda:1" and moved.device == Mine("cuda", 1) and moved.device != "cuda:0"
-        assert moved.device != "gpu"  # no device at all: not equal, no error
-        assert hash(moved.device) == hash(Mine("cuda:1"))
-        assert (str(moved.device), repr(moved.device)) == ("cuda:1", "device(type='cuda', index=1)")
+        assert type(moved._device) is DeviceRecord and type(moved.device) is Mine
+        assert moved._device == "cuda:1" and moved._device == Mine("cuda", 1) and moved._device != "cuda:0"
+        assert Mine("cuda", 1) == moved.device and moved.device == Mine("cuda", 1) and moved.device != "cuda:0"
+        assert moved._device != "gpu"  # no device at all: not equal, no error
+        assert hash(moved._device) == hash(Mine("cuda:1"))
+        assert (str(moved._device), repr(moved._device)) == ("cuda:1", "device(type='cuda', index=1)")
         assert repr(ag.tensor([1.0]).device) == "device(type='cpu')"
+
+    class Stub:  # kata 08 not written yet
+        def __init__(self, spec, index=None):
+            raise NotImplementedError("Device.__init__: see katas/08_devices/README.md")
+
+    with ag.pieces.swapped({"Device": Stub}):
+        assert type(ag.tensor([1.0]).device) is DeviceRecord and str(ag.tensor([1.0]).device) == "cpu"
     assert ag.device is model
 
 
