@@ -55,11 +55,13 @@ def grade(number):
 
 
 def equivalents():
-    """{kata slug: [(line text, operator, reason)]} from the committed list."""
+    """{kata slug: [(line text, operator, occurrence or None, reason)]} from the committed list
+    (an entry without an occurrence covers every mutant of that operator on that line)."""
     if not EQUIVALENTS.exists():
         return {}
     data = tomllib.loads(EQUIVALENTS.read_text())
-    return {slug: [(e["line"], e["operator"], e["reason"]) for e in entries] for slug, entries in data.items()}
+    return {slug: [(e["line"], e["operator"], e.get("occurrence"), e["reason"]) for e in entries]
+            for slug, entries in data.items()}
 
 
 def test_command(number):
@@ -119,7 +121,8 @@ def read_session(session, lines):
 
 def summarize(slug, found, listed):
     def equivalent(m):
-        return any(m["line"] == line and m["operator"] == operator for line, operator, _ in listed)
+        return any(m["line"] == line and m["operator"] == operator and occurrence in (None, m["occurrence"])
+                   for line, operator, occurrence, _ in listed)
 
     counted = [m for m in found if not equivalent(m)]
     survivors = [m for m in counted if m["outcome"].endswith("SURVIVED")]
