@@ -48,32 +48,49 @@ def grade(number):
     run = subprocess.run([sys.executable, "-m", "pytest", "--kata", str(number), "-x", "-q", "-p", "no:randomly",
                           "-k", "not speed"], capture_output=True, text=True)
     rows = {m.group(1): m.group(3) for m in map(ROW.match, run.stdout.splitlines()) if m}
-    return 0 if rows.get(kata.slug) == "done" else 1
+    if rows.get(kata.slug) == "done":
+        return 0
+    print((run.stdout + run.stderr)[-1500:])  # kept in cosmic-ray's session: why the kata is not done
+    return 1
 
 
 def equivalents():
-    """{kata slug: [(line text, operator, reason)]} from the committed list."""
+    """{kata slug: [(line text, operator, occurrence or None, reason)]} from the committed list
+    (an entry without an occurrence covers every mutant of that operator on that line)."""
     if not EQUIVALENTS.exists():
         return {}
     data = tomllib.loads(EQUIVALENTS.read_text())
-    return {slug: [(e["line"], e["operator"], e["reason"]) for e in entries] for slug, entries in data.items()}
+    return {slug: [(e["line"], e["operator"], e.get("occurrence"), e["reason"]) for e in entries]
+            for slug, entries in data.items()}
 
 
-def score_kata(slug, out_dir):
+def test_command(number):
+    """cosmic-ray's test command for kata `number` (run in a planted checkout)."""
+    return f"{sys.executable} {HERE / 'mutation_score.py'} --grade {number}"
+
+
+def planted_checkout(slug, where=None):
+    """A scratch checkout with kata `slug`'s model solution as the learner's file and a
+    cosmic-ray config that mutates it: (checkout, the file's path in it, the model's source)."""
     kata = KATAS[slug]
-    checkout = make_checkout(Path(tempfile.mkdtemp(prefix=f"mutants-{slug}-")), slug)
+    checkout = make_checkout(Path(where or tempfile.mkdtemp(prefix=f"mutants-{slug}-")), slug)
     module = Path("katas") / slug / kata.learner_file
     source = learner_source(Path(kata.reference_module).stem)
     (checkout / module).write_text(source)
-    config = checkout / "cosmic-ray.toml"
-    config.write_text(
+    (checkout / "cosmic-ray.toml").write_text(
         "[cosmic-ray]\n"
         f'module-path = "{module}"\n'
         f"timeout = {MUTANT_LIMIT_S}.0\n"
         "excluded-modules = []\n"
-        f'test-command = "{sys.executable} {HERE / "mutation_score.py"} --grade {kata.number}"\n'
+        f'test-command = "{test_command(kata.number)}"\n'
         '[cosmic-ray.distributor]\nname = "local"\n'
     )
+    return checkout, module, source
+
+
+def score_kata(slug, out_dir):
+    checkout, _, source = planted_checkout(slug)
+    config = checkout / "cosmic-ray.toml"
     session = checkout / "session.sqlite"
     env = run_env(checkout)
     start = time.monotonic()
@@ -104,7 +121,8 @@ def read_session(session, lines):
 
 def summarize(slug, found, listed):
     def equivalent(m):
-        return any(m["line"] == line and m["operator"] == operator for line, operator, _ in listed)
+        return any(m["line"] == line and m["operator"] == operator and occurrence in (None, m["occurrence"])
+                   for line, operator, occurrence, _ in listed)
 
     counted = [m for m in found if not equivalent(m)]
     survivors = [m for m in counted if m["outcome"].endswith("SURVIVED")]
@@ -112,6 +130,17 @@ def summarize(slug, found, listed):
     share = killed / len(counted) if counted else 1.0
     return {"kata": slug, "mutants": len(found), "equivalent": len(found) - len(counted), "killed": killed,
             "survived": len(survivors), "score": round(share, 4), "survivors": survivors}
+
+
+def print_summary(summary):
+    """The score of one kata and each survivor with its diff."""
+    print(f"{summary['kata']}: {summary['killed']} of {summary['mutants'] - summary['equivalent']} killed "
+          f"({100 * summary['score']:.1f}%), {summary['equivalent']} equivalent, {summary['seconds']:.0f} s", flush=True)
+    for m in summary["survivors"]:
+        print(f"  survived: line {m['line_number']} {m['operator']} #{m['occurrence']}: {m['line']}")
+        for diff_line in m["diff"].splitlines():
+            if diff_line.startswith(("+", "-")) and not diff_line.startswith(("+++", "---")):
+                print(f"      {diff_line}")
 
 
 def main(argv=None):
@@ -133,13 +162,7 @@ def main(argv=None):
         summary = summarize(slug, found, listed.get(slug, []))
         summary["seconds"] = round(seconds)
         summaries.append(summary)
-        print(f"{slug}: {summary['killed']} of {summary['mutants'] - summary['equivalent']} killed "
-              f"({100 * summary['score']:.1f}%), {summary['equivalent']} equivalent, {seconds:.0f} s", flush=True)
-        for m in summary["survivors"]:
-            print(f"  survived: line {m['line_number']} {m['operator']} #{m['occurrence']}: {m['line']}")
-            for diff_line in m["diff"].splitlines():
-                if diff_line.startswith(("+", "-")) and not diff_line.startswith(("+++", "---")):
-                    print(f"      {diff_line}")
+        print_summary(summary)
     if args.out:
         Path(args.out, "summary.json").write_text(json.dumps(summaries, indent=1) + "\n")
     low = [s["kata"] for s in summaries if s["score"] < TARGET]

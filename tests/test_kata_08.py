@@ -35,6 +35,8 @@ class Device:
             if re.fullmatch(r"0|[1-9][0-9]*", number) is None:
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             index = int(number)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = kind, index
 
     def _key(self):

@@ -32,6 +32,8 @@ class Device:
             if not (number.isdecimal() and str(int(number)) == number):
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             index = int(number)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = kind, index
 
     def __eq__(self, other):

@@ -318,6 +318,26 @@ def test_relu_at_zero_passes_no_gradient(oracle, ag, device):
     check_on(device, oracle, ag, lambda lib, x: x.relu() * 3.0, op="x.relu() with zeros in x", x=x)
 
 
+def test_relus_gradient_differentiated_by_its_output_is_zero(ag):
+    """relu's gradient selects: where(out <= 0, zeros, grad). Differentiated again with
+    respect to out (create_graph=True), torch gives zeros: the zeros must not change with out."""
+    def run(lib):
+        x = lib.tensor([-0.0, -1.5, 0.0, 2.0], requires_grad=True)
+        out = x.relu()
+        (grad_x,) = lib.autograd.grad(out, x, grad_outputs=lib.tensor([1.0, 2.0, 3.0, 4.0]), create_graph=True)
+        (grad_out,) = lib.autograd.grad(grad_x.sum(), out, allow_unused=True)
+        return None if grad_out is None else grad_out.detach().numpy()
+
+    mine = run(ag)  # yours first: a stub stops the test before torch is imported
+    import torch
+
+    theirs = run(torch)
+    assert mine is not None and np.array_equal(mine, theirs), (
+        f"d(relu's gradient)/d(out) at x = [-0.0, -1.5, 0.0, 2.0] is {mine if mine is None else mine.tolist()}, "
+        f"torch's {theirs.tolist()}: the blocked places must hold zeros that do not vary with out (0 * out)"
+    )
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_float32_stays_float32_in_the_middle_of_a_graph(oracle, ag, device):
     a, b = A.astype(np.float32), B_ROW.astype(np.float32)

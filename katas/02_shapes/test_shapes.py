@@ -106,6 +106,8 @@ UNBROADCAST_CASES = [
     ((3, 4, 2), (1, 4, 1)),
     ((2, 3), ()),  # a 0-d operand
     ((2, 1, 3), (1, 1)),  # 1 stays 1 where grad has 1 too
+    ((1, 3, 4), (3, 1)),  # a leading dimension of size 1, then a stretched one
+    ((2, 0), (0,)),  # an empty operand: its size-0 dimension is not stretched
     ((2, 3), (2, 3)),  # nothing to do
 ]
 

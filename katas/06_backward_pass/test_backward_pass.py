@@ -520,6 +520,45 @@ def test_the_loop_uses_the_active_order_and_merge(ag):
     )
 
 
+def test_a_rule_that_returns_none_adds_nothing(ag):
+    """A rule may return None for an input that needs a gradient (torch: a custom Function's
+    backward): that input gets nothing from it, even after another gradient reached it."""
+    poke(ag)
+    x = ag.tensor(array(0.5, -1.0), requires_grad=True)
+    loss = (x * x.exp()).sum()  # mul's node runs first and reaches x; then exp's returns None
+    with ag.pieces.swapped({"exp_backward": lambda ctx, grad: (None,)}):
+        loss.backward()
+    expected = np.exp(array(0.5, -1.0))  # the mul's share alone: d(x * e)/dx with e held fixed
+    assert x.grad is not None and np.allclose(x.grad.numpy(), expected), (
+        f"x.grad is {None if x.grad is None else x.grad.numpy()}, expected {expected}: a None "
+        "gradient from a rule adds nothing (skip it; do not merge it)"
+    )
+
+
+def test_each_gradient_is_dropped_once_its_node_ran(ag):
+    """The pass keeps a gradient only until its node ran (torch too): holding every node's
+    gradient to the end of the pass costs the memory of all of them at once."""
+    import weakref
+
+    def kept_alive(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = x * 2.0
+        seen, alive = [], []
+        y.register_hook(lambda g: seen.append(weakref.ref(g)))
+        x.register_hook(lambda g: alive.append(seen[0]() is not None))  # y's node ran before x's
+        (y * 3.0).sum().backward()
+        return alive
+
+    mine = kept_alive(ag)  # yours first: a stub stops the test before torch is imported
+    import torch
+
+    theirs = kept_alive(torch)
+    assert mine == theirs, (
+        f"when x's gradient arrived, y's gradient was {'still' if mine and mine[0] else 'not'} alive "
+        f"(torch's: {'still' if theirs and theirs[0] else 'not'}): keep a node's gradient only while the node runs"
+    )
+
+
 # --- depth and growth (last: the slowest) ------------------------------------------------------
 
 

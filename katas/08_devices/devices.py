@@ -30,7 +30,8 @@ class Device:
       torch lists more types).
     - An index that is not a plain number ("cuda:x", "cuda:-1", "cuda:01" with its leading zero,
       or nothing after the colon, "cuda:") raises RuntimeError with torch's words:
-      "Invalid device string: 'cuda:x'".
+      "Invalid device string: 'cuda:x'". A negative index given next to the type,
+      `Device("cuda", -1)`, raises RuntimeError: "Device index must not be negative".
     - Equal when type and index are equal (and equal to the string that parses to it; a
       string that is not a device, like "gpu", is simply not equal: no error);
       equal devices must have equal hashes (devices are used as dictionary keys).

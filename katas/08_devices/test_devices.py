@@ -121,6 +121,22 @@ def test_bad_device_strings_fail_with_torchs_words(ag, spec):
         assert mine == str(theirs.value), words
 
 
+@pytest.mark.parametrize("index", [-1, -2])
+def test_a_negative_index_fails_with_torchs_words(ag, index):
+    """Device("cuda", -1) is refused with torch's words (-1 too: it is no "any index")."""
+    reach(ag)
+    import torch
+    with pytest.raises(RuntimeError) as theirs:
+        torch.device("cuda", index)
+    try:
+        ag.pieces.active.Device("cuda", index)
+    except RuntimeError as error:
+        assert str(error) == str(theirs.value), (
+            f"Device('cuda', {index}): torch's words expected\n  torch: {theirs.value}\n  yours: {error}")
+    else:
+        pytest.fail(f"Device('cuda', {index}) must raise RuntimeError, as torch does: {theirs.value}", pytrace=False)
+
+
 def test_a_bad_device_string_fails_in_tensor_creation(ag):
     reach(ag)
     with pytest.raises(RuntimeError, match="device type at start of device string: gpu"):

@@ -221,7 +221,8 @@ def test_cross_entropy_of_large_logits_is_finite(ag, solution):
     assert_close(mine.grad.numpy(), theirs.grad.numpy(), "the gradient of cross_entropy at large logits")
 
 
-@pytest.mark.parametrize("sizes", [(6, 3), (6, 4, 3), (6, 5, 4, 4, 3)], ids=["one layer", "two layers", "four layers"])
+@pytest.mark.parametrize("sizes", [(6, 3), (6, 4, 3), (6, 5, 4, 4, 3), (6,) + (4,) * 299 + (3,)],
+                         ids=["one layer", "two layers", "four layers", "300 layers"])
 def test_the_forward_pass_at_other_depths(ag, solution, sizes):
     """Every layer but the last is followed by sigmoid, however many layers there are."""
     weights, x, labels = problem(seed=11, batch=5, sizes=sizes)
