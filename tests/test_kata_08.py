@@ -35,6 +35,8 @@ class Device:
             if re.fullmatch(r"0|[1-9][0-9]*", number) is None:
                 raise RuntimeError(f"Invalid device string: '{spec}'")
             index = int(number)
+        if isinstance(index, bool) or not isinstance(index, (int, type(None))):
+            raise TypeError("device(): argument 'index' (position 2) must be int, not " + type(index).__name__)
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
         self.type, self.index = kind, index

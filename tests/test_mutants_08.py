@@ -25,6 +25,8 @@ class Device:
     def __init__(self, spec, index=None):
         if isinstance(spec, Device):
             spec, index = str(spec), None
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
         kind, colon, number = spec.partition(":")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {kind}")
@@ -108,6 +110,8 @@ MUTANTS = [
     Mutant("ignores the index given next to the type", "        self.index = index\n",
            "        self.index = None if number is None else int(number)\n",
            expect="test_device_from_type_and_index_and_from_a_device"),
+    Mutant("takes an index that is no int", "if index is not None and (isinstance(index, bool) or not isinstance(index, int)):",
+           "if False:", expect="must be int, not bool"),
     # Device: equality, hash, strings
     Mutant("compares the type only", "(self.type, self.index) == (other.type, other.index)",
            "self.type == other.type", expect="Device('cuda') == Device('cuda:0') should be False"),

@@ -137,6 +137,23 @@ def test_a_negative_index_fails_with_torchs_words(ag, index):
         pytest.fail(f"Device('cuda', {index}) must raise RuntimeError, as torch does: {theirs.value}", pytrace=False)
 
 
+@pytest.mark.parametrize("index", [True, 1.0, "1"], ids=["True", "1.0", "'1'"])
+def test_an_index_that_is_no_int_fails_with_torchs_words(ag, index):
+    """Device("cuda", 1.0) is refused with a TypeError in torch's words (True too: a bool is
+    an int to Python, not to torch)."""
+    reach(ag)
+    import torch
+    with pytest.raises(TypeError) as theirs:
+        torch.device("cuda", index)
+    try:
+        ag.pieces.active.Device("cuda", index)
+    except TypeError as error:
+        assert str(error) == str(theirs.value), (
+            f"Device('cuda', {index!r}): torch's words expected\n  torch: {theirs.value}\n  yours: {error}")
+    else:
+        pytest.fail(f"Device('cuda', {index!r}) must raise TypeError, as torch does: {theirs.value}", pytrace=False)
+
+
 def test_a_bad_device_string_fails_in_tensor_creation(ag):
     reach(ag)
     with pytest.raises(RuntimeError, match="device type at start of device string: gpu"):
