@@ -42,6 +42,12 @@ MUTANTS = [
     Mutant("forgets to divide in mean", "return (expanded / count,)", "return (expanded,)",
            expect="mean(dim="),
     # max: "share the gradient EVENLY between all elements equal to the max"
+    # blind round 3's escapes (02 b06, b17)
+    Mutant("multiplies max's gradient by the winners' mask", "return ((grad / winners.sum().item()).where(winners, 0.0),)",
+           "return (grad * winners / winners.sum().item(),)", expect="infinite gradient"),
+    Mutant("makes sum's gradient a tensor of its own", "return (grad.expand(ctx.input_shapes[0]),)",
+           "return (grad.expand(ctx.input_shapes[0]) * 1.0,)",
+           expect="more than one element of the written-to tensor"),
     Mutant("gives every tied element the whole gradient", "return ((grad / winners.sum().item()).where(winners, 0.0),)",
            "return (grad.where(winners, 0.0),)", expect="three-way tie"),
     # "if x holds a nan, ... the nan elements share the gradient"

@@ -233,6 +233,29 @@ def test_max_of_everything_with_a_nan_sends_the_gradient_to_the_nans(oracle):
         oracle.check_grads(lambda lib, x: x.max() * 2.0, op="x.max() * 2 of an x with two nans", x=x)
 
 
+def test_max_gives_zero_off_the_winners_even_for_an_infinite_gradient(oracle):
+    """log(max) at a max of 0 sends an infinite gradient back: the winners get it, the others
+    0 (not inf * 0 = nan)."""
+    x = np.array([[0.0, -1.0, -2.0], [-3.0, 0.0, -1.0]])
+    with hint("select the winners' gradient (where) rather than multiply by a mask: inf * 0 is nan, torch gives 0 off the winners"):
+        oracle.check_grads(lambda lib, x: x.max().log(), op="x.max().log() with a max of 0 (an infinite gradient)", x=x)
+        oracle.check_grads(lambda lib, x: x.max(dim=1).values.log().sum(),
+                           op="x.max(dim=1).values.log().sum() with maxima of 0 (infinite gradients)", x=x)
+
+
+def test_the_gradient_of_a_sum_cannot_be_changed_in_place(oracle):
+    """sum's gradient is grad expanded to x's shape: every element is the one incoming value, so
+    torch refuses to change it in place (an expand, not a copy made by multiplying by ones)."""
+
+    def grad_changed_in_place(lib, x):
+        g, = lib.autograd.grad(x.sum(), [x])
+        return g.add_(1)
+
+    with hint("sum_backward returns grad.expand(shape): the view that repeats one value, as torch's"):
+        oracle.compare(grad_changed_in_place, error_phrase="more than one element of the written-to tensor",
+                       x=np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+
+
 @st.composite
 def max_along_dim_cases(draw):
     x = draw(distinct_values(min_dims=1))
