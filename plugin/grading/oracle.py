@@ -201,6 +201,7 @@ class Oracle:
             )
         if problem:
             diagnosis, picture = self._diagnosis(expected, actual, inputs, dtype)
+            diagnosis = _said_once(diagnosis, problem)
             mismatch = KataMismatch(f"{op}: {problem}{diagnosis}")
             if picture is not None:
                 picture.op, picture.message = op, f"{op}: {problem}{diagnosis}"
@@ -266,6 +267,20 @@ class _Frozen:
         return self
 
     cpu = detach
+
+
+def _said_once(diagnosis, problem):
+    """The diagnosis without the expected and got lines the problem above it already shows
+    (the wrong node's gradient is the leaf's own): it points at them instead."""
+    said = {line.strip() for line in problem.splitlines()[1:]}
+    lines = diagnosis.split("\n")
+    repeated = [line for line in lines if line.strip().startswith(("expected ", "got ")) and line.strip() in said]
+    if len(repeated) < 2:
+        return diagnosis
+    at = lines.index(repeated[0])
+    lines = [line for line in lines if line not in repeated]
+    lines.insert(at, f"{repeated[0][: len(repeated[0]) - len(repeated[0].lstrip())]}returned: the `got` above, where torch's gives the `expected`")
+    return "\n".join(lines)
 
 
 def _frozen(value):
@@ -346,11 +361,19 @@ def _compare_errors(expected, actual, phrase):
             f"  (where torch raises {type(expected).__name__}: {expected})"
         ) from actual
     if type(actual) is not type(expected) or phrase not in str(actual):
+        # The kit's sentence first, the learner's error once under it (not chained above it).
         raise KataMismatch(
             f"torch raises {type(expected).__name__}: {expected}\n"
-            f"  the engine raised {type(actual).__name__}: {actual}\n"
+            f"  {_engine_raised(actual)}\n"
             f"  (expected the phrase: {phrase!r})"
-        ) from actual
+        ) from None
+
+
+def _engine_raised(error):
+    """"the engine raised T: message", or, where the learner's own code raised it, which
+    piece raised it, at which line (blame.py)."""
+    explained = blame.explain(error, learner_file_paths()) if _raised_by_learner(error) else None
+    return explained.replace("\n", "\n  ") if explained else f"the engine raised {type(error).__name__}: {error}"
 
 
 def _compare_warnings(expected, actual):
