@@ -106,3 +106,74 @@ def test_the_engine_a_hypothesis_test_gets_shows_once(pytester):
     section = failure_shown(graded(pytester, "03"))
     assert section.count("@given(") == 1, section
     assert section.count("ag = <engine: your pieces + the reference's>") == 1, section
+
+
+def test_a_gpu_twin_shares_its_cpu_twins_line(pytester):
+    """Kata 01: the CPU and GPU versions of one check fail alike: one table line, "(2 tests)",
+    as float32/float64 twins do."""
+    out = graded(pytester, "01")
+    table = out[out.index("Autograd Katas"):]
+    assert "first failure (2 tests): base ** exponent with zeros in the base" in table, table
+    assert "also:" not in table, table
+
+
+def test_a_compared_value_says_what_was_compared(pytester):
+    """Kata 06: retain_grad without a copy: the message names the value compared and what
+    the contract asks, in the full failure and in the table's line."""
+    out = graded(pytester, "06")
+    line = next(l for l in out.splitlines() if "first failure" in l)
+    assert "y.grad after retain_grad" in line and "the result" not in line, line
+    assert "retain_grad must keep a copy of the first gradient" in failure_shown(out), out
+
+
+def test_an_unnamed_result_is_named_by_the_tests_scenario():
+    """A check whose result carries no labels is named by the running test, in words."""
+    import reference
+    from plugin.grading.oracle import KataMismatch, Oracle
+
+    def differs(lib, x):
+        return x * (2.0 if lib.__name__ == "torch" else 3.0)
+
+    with pytest.raises(KataMismatch) as caught:
+        Oracle(reference).compare(differs, x=[0.5, -1.0])
+    assert str(caught.value).startswith(
+        "an unnamed result is named by the tests scenario: the result differs from torch's"), str(caught.value)
+
+
+RELU_MULTIPLIES = ("    return ((0 * out + 0.0).where(out <= 0, grad),)", "    return (grad * (out > 0),)")
+
+
+def test_relu_as_a_product_with_its_mask_is_caught_by_name(pytester):
+    """Kata 01: `grad * (out > 0)` differs from torch (log(relu(x)) at x <= 0 gives nan, torch
+    0; a nan output is blocked); a named test says so, not only the random programs."""
+    source = learner_source("rules")
+    assert source.count(RELU_MULTIPLIES[0]) == 1
+    make_checkout(pytester, katas=["01_elementwise_rules"])
+    write_learner_file(pytester, "01_elementwise_rules", "rules.py", source.replace(*RELU_MULTIPLIES))
+    result = pytester.runpytest("--kata", "1", "-p", "no:randomly", "-k", "relu and not random")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "log(relu(x)) with x <= 0 (relu_backward must select: `grad * (out > 0)` gives inf * 0 = nan)" in out, out
+    assert "relu of nan (relu_backward must select" in out, out
+
+
+def test_a_random_programs_report_says_each_difference_once():
+    """Lines that only restate a difference beside them go: the state after a step that
+    raised on one side only, and a .grad key that one side lacks."""
+    from types import SimpleNamespace
+
+    from plugin.grading.fuzz.graded import failure_message
+    from plugin.manifest import find_kata
+
+    kata = find_kata("02_shapes")
+    program = [SimpleNamespace(code="g4 = x.mean()"), SimpleNamespace(code="g4.mul_(2)")]
+    raised = ["error: torch None, reference ('RuntimeError', 'unsupported operation')",
+              "g4.values: torch array([1.33]), reference array([0.67])"]
+    text = failure_message(kata, program, raised, ["mean_backward"], "program seed 1")
+    assert "error: torch None, yours ('RuntimeError', 'unsupported operation')" in text, text
+    assert "g4.values" not in text, text
+    absent = ["g12.grad: torch '(absent)', reference None",
+              "g12.grad is the same object: torch '(absent)', reference False",
+              "g12.is_leaf: torch False, reference True"]
+    text = failure_message(kata, program, absent, ["relu_backward"], "program seed 1")
+    assert "(absent)" not in text and "g12.is_leaf: torch False, yours True" in text, text
