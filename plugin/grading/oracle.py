@@ -304,13 +304,13 @@ def _said_once(diagnosis, problem):
 
 
 def _named(message, what, why):
-    """A value mismatch said with what was compared: `what`, else (where the result has no
-    labels of its own) the test's scenario."""
+    """A value mismatch said with what was compared: `what`, else the test's scenario (a
+    labelled result whose test says why needs no more)."""
     scenario = current_scenario()
     if message.startswith("the result") and (what or scenario):
         message = (what or f"{scenario}: the result") + message[len("the result"):]
-    elif what:  # a {label: value} result: the label says which value
-        message = f"{what}: {message}"
+    elif what or (scenario and not why):  # a {label: value} result: the label says which value
+        message = f"{what or scenario}: {message}"
     return f"{message}\n  {why}" if why else message
 
 
