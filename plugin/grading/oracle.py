@@ -434,8 +434,8 @@ def _why_requires_grad(actual):
     if made_by is None and getattr(actual, "grad_fn", None) is not None:
         made_by = actual.grad_fn.name()
     if made_by is not None:
-        return (f": it has a graph ({made_by}), so it was computed with grad mode on "
-                "(a backward pass without create_graph runs with grad mode off)")
+        return (f": grad mode was on (it has a graph: {made_by}), where a backward pass without "
+                "create_graph turns it off")
     return ": it is a leaf that requires grad (the tensor itself handed back, not a new one?)"
 
 
