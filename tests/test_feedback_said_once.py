@@ -177,3 +177,16 @@ def test_a_random_programs_report_says_each_difference_once():
               "g12.is_leaf: torch False, reference True"]
     text = failure_message(kata, program, absent, ["relu_backward"], "program seed 1")
     assert "(absent)" not in text and "g12.is_leaf: torch False, yours True" in text, text
+
+
+def test_a_long_one_line_is_cut_between_words():
+    from plugin.grading.one_line import one_line
+
+    words = "the penalty does not require grad because the inner gradient was taken without a graph " * 4
+    line = one_line(words)
+    assert line.endswith("…") and len(line) <= 200, line
+    assert line[:-1].split()[-1] in words.split(), line  # the last word is whole
+    torch_words = one_line("torch raises RuntimeError: grad can be implicitly created only for scalar outputs\n"
+                           "  the engine raised RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn")
+    for cut in re.findall(r"(\w+)…", torch_words):
+        assert cut in ("scalar", "and", "grad", "require", "does", "not", "have", "a"), torch_words

@@ -27,8 +27,12 @@ def one_line(message, limit=LIMIT):
 
 
 def shorten(line, limit=LIMIT):
+    """`line` on one line, at most `limit` characters, cut between words where one is near."""
     line = " ".join(line.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    cut = line.rfind(" ", limit - 20, limit)
+    return line[: cut if cut != -1 else limit - 1].rstrip(" ,;:") + "…"
 
 
 def _said(lines):
