@@ -16,20 +16,21 @@ from reference import pieces as seam
 
 KATA = "01_elementwise_rules"
 
-# relu's gradient as "grad times (out > 0)": right on every first derivative but at nan, where
-# torch lets the gradient through (relu(nan) is nan, and nan > 0 is False), and under
-# create_graph, where the product of two tensors without a graph has none (torch's gradient
-# depends on out). Round 1 of the blind writers found that none of kata 01's other tests sees it.
-RELU_AT_NAN = '''
+# relu's gradient selected from `grad` with a plain 0.0 elsewhere: right on every first
+# derivative (inf gradients and nan outputs too, which kata 01's relu test sees in the product
+# `grad * (out > 0)` that round 1 of the blind writers met), but under create_graph with a
+# seed that has no graph, the result has none either, where torch's depends on out (the hint
+# makes the zeros from `out`). No other test of kata 01 sees it.
+RELU_WITHOUT_A_GRAPH = '''
 
 def relu_backward(ctx, grad):
     (out,) = ctx.saved_tensors
-    return (grad * (out > 0),)
+    return (grad.where((out <= 0) == False, 0.0),)  # noqa: E712
 '''
 
 
 def test_a_mistake_only_the_fuzz_test_sees_fails_the_kata_with_the_program(checkout):
-    write_learner_file(checkout, KATA, "rules.py", learner_source("rules") + RELU_AT_NAN)
+    write_learner_file(checkout, KATA, "rules.py", learner_source("rules") + RELU_WITHOUT_A_GRAPH)
     result = checkout.runpytest("--kata", "1", "-p", "no:randomly")
     out = result.stdout.str()
     assert result.ret == 1, out

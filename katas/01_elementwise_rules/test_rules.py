@@ -338,6 +338,25 @@ def test_relus_gradient_differentiated_by_its_output_is_zero(ag):
     )
 
 
+# case: (f, x, why a product with the mask `out > 0` is not torch's rule)
+RELU_SELECTS = {
+    "log(relu(x)) with x <= 0": (lambda lib, x: x.relu().log(), np.array([-1.0, 0.0, 2.0]),
+                                 "relu_backward must select: `grad * (out > 0)` gives inf * 0 = nan"),
+    "relu of nan": (lambda lib, x: x.relu() * 3.0, np.array([np.nan, -1.0, 2.0]),
+                    "relu_backward must select: torch passes a nan output's gradient, nan > 0 is False"),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", list(RELU_SELECTS))
+def test_relu_selects_its_gradient(oracle, ag, case, device):
+    """relu's gradient is a selection, not a product with the mask `out > 0`: where out is 0,
+    log's gradient is inf and inf * 0 is nan (torch gives 0); a nan output passes its gradient
+    in torch, and nan > 0 is False."""
+    f, x, why = RELU_SELECTS[case]
+    check_on(device, oracle, ag, f, x=x, op=f"{case} ({why})")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_float32_stays_float32_in_the_middle_of_a_graph(oracle, ag, device):
     a, b = A.astype(np.float32), B_ROW.astype(np.float32)

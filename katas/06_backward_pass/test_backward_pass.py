@@ -440,7 +440,9 @@ def test_retain_grad_keeps_a_copy_of_the_first_gradient(oracle):
             seed.mul_(5)
         return y.grad
 
-    oracle.compare(retained, x=array(0.5, -1.0))
+    oracle.compare(retained, x=array(0.5, -1.0), what="y.grad after retain_grad, once the seed was changed in place",
+                   why="retain_grad must keep a copy of the first gradient (grad.clone()), not the gradient "
+                       "itself: the seed or a buffer it came from may change later")
 
 
 def test_retain_grad_adds_out_of_place(oracle):

@@ -18,7 +18,7 @@ import types
 import numpy as np
 
 from ..manifest import learner_file_paths
-from . import blame
+from . import blame, graph_view
 from .oracle import Constant, KataMismatch, torch_module
 
 DEVICE = "cuda"
@@ -97,7 +97,8 @@ def _same_numbers(what, expected, actual):
     got = _on_host(actual)
     rtol, atol = TOLERANCES.get(got.dtype, (1e-4, 1e-5))
     if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True):
-        raise KataMismatch(f"{what} differs from torch's (on the CPU)\n  expected {expected}\n  got      {got}")
+        raise KataMismatch(f"{what} differs from torch's (on the CPU)\n  expected {graph_view.abbreviate(np.asarray(expected))}\n"
+                           f"  got      {graph_view.abbreviate(got)}")
 
 
 def _compare_grad(where, name, dtype, theirs, ours):

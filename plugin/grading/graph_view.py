@@ -80,7 +80,8 @@ def _close(ours, theirs, rtol, atol):
         return ours is None and theirs is None
     if ours.shape != theirs.shape:
         return False
-    scale = max(1.0, float(np.max(np.abs(theirs)))) if theirs.size else 1.0
+    finite = np.abs(theirs[np.isfinite(theirs)]) if theirs.size else theirs
+    scale = max(1.0, float(np.max(finite))) if finite.size else 1.0  # an inf compares as itself
     return bool(np.allclose(ours, theirs, rtol=rtol, atol=atol * scale, equal_nan=True))
 
 

@@ -27,8 +27,12 @@ def one_line(message, limit=LIMIT):
 
 
 def shorten(line, limit=LIMIT):
+    """`line` on one line, at most `limit` characters, cut between words where one is near."""
     line = " ".join(line.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    cut = line.rfind(" ", limit - 20, limit)
+    return line[: cut if cut != -1 else limit - 1].rstrip(" ,;:") + "…"
 
 
 def _said(lines):
@@ -86,7 +90,7 @@ def _regex_summary(lines):
 
 
 _TORCH = re.compile(r"^(torch(?: says| raises| gives)?)(?:\s*:\s*|\s+|$)(.*)$")
-_YOURS = re.compile(r"^(yours|the engine(?: raised| says| gives))(?:\s*:\s*|\s+|$)(.*)$")
+_YOURS = re.compile(r"^(yours|your \w+ raised|the engine(?: raised| says| gives))(?:\s*:\s*|\s+|$)(.*)$")
 
 
 # A heading that ends with torch's label: "a saved leaf: torch says" (the words on the next line).
@@ -138,7 +142,24 @@ def around_difference(theirs, mine, before=25, after=45):
     lead = "…" if cut else ""
 
     def window(text):
-        part = text[cut: start + after]
-        return f"{lead}{part}{'…' if start + after < len(text) else ''}"
+        begin = _word_start(text, cut) if cut else 0
+        end = _word_end(text, start + after)
+        return f"{lead if begin else ''}{text[begin:end]}{'…' if end < len(text) else ''}"
 
     return window(theirs) or "(nothing)", window(mine) or "(nothing)"
+
+
+def _word_start(text, at):
+    """`at`, moved on to the start of the next word where it falls inside one."""
+    if at <= 0 or at >= len(text) or text[at - 1].isspace():
+        return at
+    space = text.find(" ", at)
+    return space + 1 if space != -1 and space - at < 15 else at
+
+
+def _word_end(text, at):
+    """`at`, moved on to the end of the word it falls inside (a cut between words, not in one)."""
+    if at >= len(text) or text[at].isspace() or text[at - 1].isspace():
+        return min(at, len(text))
+    space = text.find(" ", at)
+    return space if space != -1 and space - at < 15 else at

@@ -20,6 +20,7 @@ oracle removes any profile or trace function it installed (guards/tracers.py: on
 comparison and rewrote the engine's values), and compares its own copies of the engine's
 results, taken then, not the engine's objects. Its tolerances cannot be changed in place.
 """
+import os
 import types
 import warnings
 from pathlib import Path
@@ -103,7 +104,17 @@ class Oracle:
         derivative, for a test of second derivatives)."""
         __tracebackhide__ = True
         op = op or getattr(fn, "__name__", "the operation")
-        actual = self._run_backward(self.ag, fn, inputs, float64=False)
+        try:
+            actual = self._run_backward(self.ag, fn, inputs, float64=False)
+        except (KataMismatch, NotImplementedError):
+            raise  # the kit's sentence already, or a stub reached (a to-do)
+        except Exception as error:
+            # An error inside the check's own steps (a first derivative taken there): the
+            # piece behind it, under the check's description.
+            explained = blame.explain(error, learner_file_paths())
+            if explained is None or type(error).__name__ in _NOT_EXPLAINED:
+                raise
+            raise KataMismatch(f"{op}: {explained}") from None
         try:
             # The engine's backward before torch's forward (a stub is a to-do at once): the
             # gradients of every node of its graph are kept, for pairing with torch's after.
@@ -201,6 +212,7 @@ class Oracle:
             )
         if problem:
             diagnosis, picture = self._diagnosis(expected, actual, inputs, dtype)
+            diagnosis = _said_once(diagnosis, problem)
             mismatch = KataMismatch(f"{op}: {problem}{diagnosis}")
             if picture is not None:
                 picture.op, picture.message = op, f"{op}: {problem}{diagnosis}"
@@ -229,8 +241,10 @@ class Oracle:
 
     # --- behaviour -------------------------------------------------------------------------
 
-    def compare(self, fn, error_phrase=None, **inputs):
-        """Run fn(lib, **tensors) on both; results, errors and warnings must agree."""
+    def compare(self, fn, error_phrase=None, what=None, why=None, **inputs):
+        """Run fn(lib, **tensors) on both; results, errors and warnings must agree. A value
+        that differs is named by `what` (what fn returns; by default the test's scenario, from
+        its name) and followed by `why`, what the contract asks for, where given."""
         __tracebackhide__ = True
         # The engine first: a stub reached here ends the test, a to-do, before torch is needed.
         actual = _outcome(self.ag, fn, _make_inputs(self.ag, inputs, float64=False))
@@ -241,7 +255,10 @@ class Oracle:
         if expected["error"] is not None or actual["error"] is not None:
             _compare_errors(expected["error"], actual["error"], error_phrase)
         else:
-            _compare_values(expected["value"], frozen, "the result")
+            try:
+                _compare_values(expected["value"], frozen, "the result")
+            except KataMismatch as mismatch:
+                raise KataMismatch(_named(str(mismatch), what, why)) from None
         _compare_warnings(expected["warnings"], actual["warnings"])
         return actual["value"]
 
@@ -266,6 +283,46 @@ class _Frozen:
         return self
 
     cpu = detach
+
+
+# Errors that end a test on their own terms (a time limit or a stub reached is no Exception).
+_NOT_EXPLAINED = ("RecursionError", "RaisedInterrupt", "LearnerFileError")
+
+
+def _said_once(diagnosis, problem):
+    """The diagnosis without the expected and got lines the problem above it already shows
+    (the wrong node's gradient is the leaf's own): it points at them instead."""
+    said = {line.strip() for line in problem.splitlines()[1:]}
+    lines = diagnosis.split("\n")
+    repeated = [line for line in lines if line.strip().startswith(("expected ", "got ")) and line.strip() in said]
+    if len(repeated) < 2:
+        return diagnosis
+    at = lines.index(repeated[0])
+    lines = [line for line in lines if line not in repeated]
+    lines.insert(at, f"{repeated[0][: len(repeated[0]) - len(repeated[0].lstrip())]}returned: the `got` above, where torch's gives the `expected`")
+    return "\n".join(lines)
+
+
+def _named(message, what, why):
+    """A value mismatch said with what was compared: `what`, else the test's scenario (a
+    labelled result whose test says why needs no more)."""
+    scenario = current_scenario()
+    if message.startswith("the result") and (what or scenario):
+        message = (what or f"{scenario}: the result") + message[len("the result"):]
+    elif what or (scenario and not why):  # a {label: value} result: the label says which value
+        message = f"{what or scenario}: {message}"
+    return f"{message}\n  {why}" if why else message
+
+
+def current_scenario():
+    """The running test's name in words ("test_hooks_see_x[cpu]" -> "hooks see x (cpu)"), or ""."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    name = current.rsplit("::", 1)[-1].rsplit(" (", 1)[0]
+    name, _, case = name.partition("[")
+    if not name.startswith("test_"):
+        return ""
+    words = name[len("test_"):].replace("_", " ")
+    return f"{words} ({case.rstrip(']')})" if case else words
 
 
 def _frozen(value):
@@ -346,11 +403,19 @@ def _compare_errors(expected, actual, phrase):
             f"  (where torch raises {type(expected).__name__}: {expected})"
         ) from actual
     if type(actual) is not type(expected) or phrase not in str(actual):
+        # The kit's sentence first, the learner's error once under it (not chained above it).
         raise KataMismatch(
             f"torch raises {type(expected).__name__}: {expected}\n"
-            f"  the engine raised {type(actual).__name__}: {actual}\n"
+            f"  {_engine_raised(actual)}\n"
             f"  (expected the phrase: {phrase!r})"
-        ) from actual
+        ) from None
+
+
+def _engine_raised(error):
+    """"the engine raised T: message", or, where the learner's own code raised it, which
+    piece raised it, at which line (blame.py)."""
+    explained = blame.explain(error, learner_file_paths()) if _raised_by_learner(error) else None
+    return explained.replace("\n", "\n  ") if explained else f"the engine raised {type(error).__name__}: {error}"
 
 
 def _compare_warnings(expected, actual):
@@ -369,8 +434,8 @@ def _why_requires_grad(actual):
     if made_by is None and getattr(actual, "grad_fn", None) is not None:
         made_by = actual.grad_fn.name()
     if made_by is not None:
-        return (f": it has a graph ({made_by}), so it was computed with grad mode on "
-                "(a backward pass without create_graph runs with grad mode off)")
+        return (f": grad mode was on (it has a graph: {made_by}), where a backward pass without "
+                "create_graph turns it off")
     return ": it is a leaf that requires grad (the tensor itself handed back, not a new one?)"
 
 

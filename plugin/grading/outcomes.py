@@ -101,10 +101,21 @@ def give_every_frame_a_line(excinfo):
 
 
 def _is_machinery(entry):
+    if _hypothesis_wrapper(entry):
+        return True
     path = Path(str(entry.path)).resolve()
     if any(folder in path.parents for folder in _MACHINERY) or path == _CONTEXTLIB:
         return True
     return "site-packages" in path.parts or "hypothesis" in path.parts
+
+
+def _hypothesis_wrapper(entry):
+    """hypothesis's wrapper around a @given test: its code claims the test's file and first
+    line, so pytest would print the decorator a second time above the test's own frame."""
+    try:
+        return bool(entry.frame.f_globals.get("__hypothesistracebackhide__"))
+    except AttributeError:
+        return False
 
 
 def hide_machinery(item):

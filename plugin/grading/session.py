@@ -9,7 +9,7 @@ import pytest
 
 from ..guards import (integrity, interrupts, learner_output, partial_runs, patches, stack_watch, tamper, time_limit,
                       tracers, tripwire)
-from . import conclusion, graph_picture, outcomes, say_once
+from . import conclusion, graph_picture, outcomes, say_once, shown_source
 from .hints import HintBook
 from ..manifest import find_kata, learner_file_paths, kata_for_path, katas, unknown_kata
 from ..state import GRAPH_PAGES_DIR, KATA_KEY, STATUS_CACHE_KEY
@@ -229,6 +229,10 @@ class Grading:
         elif call.excinfo is not None and call.excinfo.errisinstance(interrupts.RaisedInterrupt):
             report.kata_message = str(call.excinfo.value)
         if report.failed:
+            # Each thing once: the test's source without the words its message says, the
+            # engine named as the learner's (shown_source.py).
+            engine = shown_source.LEARNER_ENGINE if self.config.getoption("solution") == "learner" else shown_source.MODEL_ENGINE
+            shown_source.tidy(report.longrepr, self.learner_paths, engine)
             if explained and not getattr(report, "kata_message", None):
                 report.kata_message = explained
             report.kata_message = outcomes.verdict(report)

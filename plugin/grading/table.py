@@ -155,8 +155,24 @@ def _notes(kata, status, result, verbose):
 
 
 def _alike(failures):
-    """The failures grouped by their message (objects' addresses aside), in order."""
-    groups = {}
+    """The failures grouped by their message (objects' addresses aside), in order; a GPU
+    test's failure goes with its CPU twin's (the same check, the same mistake)."""
+    groups, twins = {}, {}
     for test in failures:
-        groups.setdefault(_ADDRESS.sub("", test.message or ""), []).append(test)
+        message = _ADDRESS.sub("", test.message or "")
+        on_gpu = bool(_ON_THE_GPU.search(message))
+        twin = (_twin_key(message), not on_gpu)  # a key of the other device's side
+        key = message if message in groups else twins.get(twin, message)
+        groups.setdefault(key, []).append(test)
+        twins.setdefault((twin[0], on_gpu), key)
     return list(groups.values())
+
+
+# What a GPU test adds to its CPU twin's words ("... on the GPU (cuda): ..." and "(on the
+# CPU)" for torch's side), and the numbers, which it prints at its own precision.
+_ON_THE_GPU = re.compile(r" on the GPU \(\w+\)| \(on the CPU\)")
+_NUMBERS = re.compile(r"\((?:expected|torch gives) .*$|\[[^\]]*\]")
+
+
+def _twin_key(message):
+    return " ".join(_NUMBERS.sub("", _ON_THE_GPU.sub("", message)).split())

@@ -183,8 +183,21 @@ def pieces_to_blame(kata, program):
     return blamed
 
 
+def said_once(lines):
+    """The differences that the ones beside them do not already explain: where one side raised
+    and the other did not, the step did not run on one side, so the state it left differs
+    too (only the error is said); a key that one side lacks (torch's non-leaf has no .grad)
+    follows from another line about the same tensor."""
+    errors = [line for line in lines if line.startswith("error:")]
+    if errors and re.search(r"^error: torch None,|, reference None$", errors[0]):
+        return errors
+    explained = {line.split(".", 1)[0] for line in lines if "'(absent)'" not in line}
+    return [line for line in lines if "'(absent)'" not in line or line.split(".", 1)[0] not in explained]
+
+
 def failure_message(kata, program, lines, blamed, where):
     code = "\n".join("    " + line for step in program for line in step.code.splitlines())
+    lines = said_once(lines)
     shown = [re.sub(r", reference ", ", yours ", line) for line in lines[:8]]
     if len(lines) > 8:
         shown.append(f"(and {len(lines) - 8} more)")

@@ -1,0 +1,83 @@
+"""The failure as pytest prints it, each thing said once: a test's source lines without the
+words its error message already says, and the engine the test runs named for what it is.
+
+pytest prints the source of each frame, then the error (the `E` lines). A test whose message
+is written out in its source (`assert ok, "the penalty does not require grad: ..."`, or the
+words handed to a check) would show the same sentence twice, once as code and once as the
+error: the source keeps `"…"` in its place. The engine a test gets is the reference module
+with the learner's pieces in it; pytest would show it as `<module 'reference' from ...>`,
+which reads as if the model solution were graded.
+"""
+import ast
+import re
+
+LEARNER_ENGINE = "<engine: your pieces + the reference's>"
+MODEL_ENGINE = "<engine: the model solutions>"
+SAID = '"…"'
+SHORTEST = 20  # a shorter literal is code (a key, a name, a format), not the message's words
+
+_MODULE = re.compile(r"^<module 'reference' from .*>$")
+_LITERAL = re.compile(r"""(?<![\w'"])([rRbBuUfF]{0,2})("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def tidy(longrepr, learner_paths=frozenset(), engine=LEARNER_ENGINE):
+    """Change pytest's long form of a failure in place (anything else is left as it is)."""
+    chain = getattr(longrepr, "chain", None)
+    if not chain:
+        return
+    entries = [entry for reprtraceback, _, _ in chain for entry in getattr(reprtraceback, "reprentries", ())]
+    message = _words(line[1:] for entry in entries for line in getattr(entry, "lines", ()) if line.startswith("E"))
+    for entry in entries:
+        funcargs = getattr(entry, "reprfuncargs", None)
+        if funcargs is not None:
+            funcargs.args = [(name, engine if _MODULE.match(str(value)) else value) for name, value in funcargs.args]
+        lines = getattr(entry, "lines", None)
+        if lines and message and not _in_learner_file(entry, learner_paths):
+            entry.lines = without_said(lines, message)
+
+
+def without_said(lines, message):
+    """The source `lines` with each literal whose words are in `message` (normalized spaces)
+    replaced by "…" (a short one too where it goes on from one replaced on the line above);
+    a line that starts with a replaced one joins the line above."""
+    kept = []
+    for line in lines:
+        if line.startswith("E"):
+            kept.append(line)
+            continue
+        going_on = bool(kept) and kept[-1].rstrip().endswith(SAID)  # the words go on here
+        shortest = 1 if going_on else SHORTEST
+        shown = _LITERAL.sub(lambda found: SAID if _said_in(found, message, shortest) else found.group(0), line)
+        if going_on and shown != line and shown.strip().startswith(SAID):
+            kept[-1] = kept[-1].rstrip() + shown.strip()[len(SAID):]  # `"…", x=W)` joins `f(a, "…"`
+            continue
+        kept.append(shown)
+    return kept
+
+
+def _said_in(found, message, shortest=SHORTEST):
+    prefix, quoted = found.group(1).lower(), found.group(2)
+    if "b" in prefix:
+        return False
+    parts = _PLACEHOLDER.split(quoted[1:-1]) if "f" in prefix else [quoted[1:-1]]
+    texts = []
+    for part in parts:
+        try:
+            texts.append(part if "r" in prefix else ast.literal_eval(quoted[0] + part + quoted[0]))
+        except (SyntaxError, ValueError):
+            return False
+    if len("".join(texts).strip()) < shortest:
+        return False
+    return all(_words([text]) in message for text in texts if text.strip())
+
+
+def _words(texts):
+    return " ".join(" ".join(texts).split())
+
+
+def _in_learner_file(entry, learner_paths):
+    """A learner's own code is shown as they wrote it."""
+    location = getattr(entry, "reprfileloc", None)
+    path = str(getattr(location, "path", ""))
+    return any(path and (path == str(p) or str(p).endswith(path)) for p in learner_paths)
