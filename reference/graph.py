@@ -186,6 +186,19 @@ class Node:
         """The rule's gradients, reduced to the inputs' shapes, or torch's error if they do not fit."""
         if type(grads) is not tuple or len(grads) != len(self.next_functions):
             grads = self._as_tuple(grads)
+        # Almost always every gradient fits its input as it is: then the rule's own tuple is
+        # the answer, with no new one built (this runs for every node).
+        for grad, (child, _), shape, dtype in zip(grads, self.next_functions, self.input_shapes, self.input_dtypes):
+            if grad is not None and (
+                child is None or type(grad) is not Tensor
+                or grad._data.shape != shape or grad._data.dtype is not dtype
+            ):
+                return self._fitted(grads, grad_output)
+        return grads
+
+    def _fitted(self, grads, grad_output):
+        """_checked's gradients where one needs a change: None for an input that takes none,
+        a broadcast gradient summed down, a mixed-precision one cast, or torch's error."""
         checked = []
         for (child, _), grad, shape, dtype in zip(
             self.next_functions, grads, self.input_shapes, self.input_dtypes
@@ -344,7 +357,9 @@ def _mark_owned(grads, edges):
     token = RunningPass.token
     if token is None:
         return
-    most_tensor, most_array = _REFERENCES_OF_A_FRESH_GRADIENT
+    most_tensor, most_array, most_tuple = _REFERENCES_OF_A_FRESH_GRADIENT
+    if sys.getrefcount(grads) > most_tuple:  # the rule kept the tuple it returned: it holds them all
+        return
     for index in range(len(grads)):  # (by index: an iterator would hold the items too)
         grad = grads[index]
         if grad is None or type(edges[index][0]) is not AccumulateGrad:
@@ -363,11 +378,16 @@ def _references(tensor):
 
 def _references_of_a_fresh_gradient():
     """What `_references` counts for a tensor that only one tuple and one variable hold,
-    as `_mark_owned` holds each gradient (measured once, not assumed: Python versions count
-    the references of a call's arguments differently)."""
+    as `_mark_owned` holds each gradient, and what it counts for that tuple, held by one
+    variable and passed on (measured once, not assumed: Python versions count the
+    references of a call's arguments differently)."""
     grads = (Tensor(np.zeros(1)),)
     grad = grads[0]
-    return _references(grad)
+    return (*_references(grad), _tuple_references(grads))
+
+
+def _tuple_references(grads):
+    return sys.getrefcount(grads)
 
 
 def gradient_node(tensor):

@@ -795,6 +795,7 @@ MATMUL_KINDS = {
     (2, 2): NodeKind("MmBackward0", "matmul_backward"),
 }
 BmmBackward0 = NodeKind("BmmBackward0", "matmul_backward")
+MmBackward0 = MATMUL_KINDS[2, 2]
 
 
 def _check_matmul(a, b):
@@ -829,15 +830,23 @@ def _check_matmul_dtypes(a, b):
 
 def matmul(a, b):
     a, b = operands("matmul", a, b)
-    if a._data.ndim == 0 or b._data.ndim == 0:
-        raise RuntimeError(
-            "both arguments to matmul need to be at least 1D, but they are "
-            f"{a._data.ndim}D and {b._data.ndim}D"
-        )
-    _check_matmul(a._data, b._data)
-    not_for("b", "dot", a)
-    kind = MATMUL_KINDS.get((a._data.ndim, b._data.ndim), BmmBackward0)
-    out, ctx = record(kind, np.matmul(a._data, b._data), (a, b))
+    a_data, b_data = a._data, b._data
+    if a_data.ndim == 2 and b_data.ndim == 2 and a_data.shape[1] == b_data.shape[0] and (
+        a_data.dtype is b_data.dtype and a_data.dtype.kind in "fc"
+    ):
+        # The common case, two float matrices that fit (every matmul of an MLP, forward and
+        # backward): nothing to refuse, so the checks below are skipped.
+        kind = MmBackward0
+    else:
+        if a_data.ndim == 0 or b_data.ndim == 0:
+            raise RuntimeError(
+                "both arguments to matmul need to be at least 1D, but they are "
+                f"{a_data.ndim}D and {b_data.ndim}D"
+            )
+        _check_matmul(a_data, b_data)
+        not_for("b", "dot", a)
+        kind = MATMUL_KINDS.get((a_data.ndim, b_data.ndim), BmmBackward0)
+    out, ctx = record(kind, np.matmul(a_data, b_data), (a, b))
     if ctx:
         ctx.save_for_backward(a, b)
     return out

@@ -963,3 +963,27 @@ def test_library_names_match():
     assert lib_name(torch) == "torch" and lib_name(reference) == "reference"
     assert error_of(lambda: None) is None
     assert_same(snap(torch.ones(2)), snap(reference.ones(2)))
+
+
+# --- the engine's own checks ------------------------------------------------------------------------------------------
+
+
+def test_a_rule_that_keeps_the_tuple_it_returns_gets_no_aliased_grad():
+    # The engine hands a rule's own tuple on when every gradient fits (no new tuple built):
+    # a rule that also keeps that tuple holds the gradients, so the first .grad must be a copy.
+    from reference.pieces import swapped
+    from reference.solutions.rules import mul_backward
+
+    kept = []
+
+    def mul_backward_that_keeps(ctx, grad):
+        grads = mul_backward(ctx, grad)
+        kept.append(grads)
+        return grads
+
+    x = reference.tensor([1.0, 2.0], requires_grad=True)
+    with swapped({"mul_backward": mul_backward_that_keeps}):
+        (x * 3.0).sum().backward()
+    assert x.grad is not kept[0][0]
+    kept[0][0].mul_(0)
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
