@@ -14,6 +14,10 @@ MUTANTS = [
     # "the chain rule: grad times the local derivative"
     Mutant("forgets the chain rule in mul", "grad_a = grad * b if", "grad_a = b if", expect="a * b"),
     Mutant("forgets the chain rule in log", "return (grad / x,)", "return (1 / x,)", expect="x.log()"),
+    Mutant("multiplies log's gradient by 1 / x", "return (grad / x,)", "return (grad * (1 / x),)",
+           expect="tiny float32"),  # blind round 3's 01 b10: 1 / x overflows where grad / x does not
+    Mutant("multiplies div's gradient by 1 / b", "grad_a = grad / b if", "grad_a = grad * (1 / b) if",
+           expect="tiny float32"),
     Mutant("forgets the chain rule in pow", "(grad * exponent * base ** (exponent - 1))",
            "(exponent * base ** (exponent - 1))", expect="x ** "),
     # "for out = a * b, a's gradient is grad * b and b's is grad * a"
@@ -49,6 +53,8 @@ MUTANTS = [
     Mutant("divides by the base in pow", "(grad * exponent * base ** (exponent - 1))",
            "(grad * exponent * out / base)", expect="with zeros in the base"),
     # "its gradient passes where out > 0"
+    Mutant("leaves relu's blocked zeros -0.0 where out is -0.0", "(0 * out + 0.0)", "(0 * out)",
+           expect="signs of the zeros"),  # blind round 3's 01 b13, the automatic score's survivors
     Mutant("lets relu's gradient through where out is 0", "where(out <= 0, grad)", "where(out < 0, grad)",
            expect="x.relu()"),
     # "write rules with tensor operations: second derivatives", with the rule in the middle of
@@ -218,7 +224,7 @@ def tanh_backward(ctx, grad):
 
 def relu_backward(ctx, grad):
     (out,) = ctx.saved_tensors
-    return ((out * 0).where(out <= 0, grad),)
+    return ((out * 0 + 0.0).where(out <= 0, grad),)
 '''
 
 VARIANTS = {"derivatives from formulas": DERIVATIVES_FROM_FORMULAS, "with where": WITH_WHERE}

@@ -155,6 +155,9 @@ MODEL_MUTANTS = [
     Mutant("stores a leaf's gradient after its newest feeder",
            "node.sequence_nr < feeder.sequence_nr", "node.sequence_nr > feeder.sequence_nr",
            expect="must come before"),
+    # blind round 3's 03 b14: "every node reachable from roots": a root (a leaf's own node too) is
+    Mutant("drops a leaf's node given as a root", "            last_feeder[root] = None\n", "            continue\n",
+           expect="reachable nodes missing from the order: ['AccumulateGrad']"),
 ]
 
 PLANTS = ([(SOURCE, m) for m in MUTANTS] + [(KAHN, m) for m in KAHN_MUTANTS]

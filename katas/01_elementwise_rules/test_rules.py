@@ -59,6 +59,22 @@ def test_div_by_a_large_number(oracle):
     oracle.check_grads(lambda lib, a, b: (a / b) * 1e30, op="a / b with a large b", a=a, b=b)
 
 
+TINY = {  # a small gradient divided by a tiny (subnormal) float32: finite, but 1 / x alone is inf
+    "x.log() * 1e-30": (lambda lib, x: x.log() * 1e-30, {"x": np.array([1e-40, 1e-39, 3.0], np.float32)}),
+    "(a / b) * 1e-30": (lambda lib, a, b: (a / b) * 1e-30,  # a's gradient only: b's squares b
+                        {"a": np.array([1e-40, 2e-10, 3.0], np.float32),
+                         "b": Constant(np.array([1e-40, 1e-39, 3.0], np.float32))}),
+}
+
+
+@pytest.mark.parametrize("case", list(TINY))
+def test_a_gradient_divided_by_a_tiny_number(oracle, case):
+    """torch divides the incoming gradient by x (grad / x), which stays finite where 1 / x
+    overflows float32 (x below 3e-39): grad * (1 / x) gives inf there."""
+    fn, inputs = TINY[case]
+    oracle.check_grads(fn, op=f"{case} at tiny float32 values (divide by x: 1 / x overflows)", **inputs)
+
+
 @given(same_shape_arrays(0.5, 2.0), floats(-2.0, 3.0))
 def test_pow_with_a_number_exponent(oracle, pair, exponent):
     base = pair[0]
@@ -335,6 +351,24 @@ def test_relus_gradient_differentiated_by_its_output_is_zero(ag):
     assert mine is not None and np.array_equal(mine, theirs), (
         f"d(relu's gradient)/d(out) at x = [-0.0, -1.5, 0.0, 2.0] is {mine if mine is None else mine.tolist()}, "
         f"torch's {theirs.tolist()}: the blocked places must hold zeros that do not vary with out (0 * out)"
+    )
+
+
+def test_relus_blocked_gradient_is_a_positive_zero(ag):
+    """Where relu blocks the gradient torch writes +0.0, also at x = -0.0 (relu(-0.0) is -0.0,
+    and 0 * -0.0 is -0.0): the sign shows as soon as something divides by the gradient."""
+    def run(lib):
+        x = lib.tensor([-0.0, -1.5, 0.0, 2.0], requires_grad=True)
+        x.relu().backward(lib.tensor([1.0, 2.0, 3.0, 4.0]))
+        return x.grad.detach().numpy()
+
+    mine = run(ag)  # yours first: a stub stops the test before torch is imported
+    import torch
+
+    theirs = run(torch)
+    assert np.array_equal(np.signbit(mine), np.signbit(theirs)) and np.array_equal(mine, theirs), (
+        f"x.grad of x.relu() at x = [-0.0, -1.5, 0.0, 2.0]: torch {theirs.tolist()}, yours {mine.tolist()} "
+        "(signs of the zeros: torch's are +0.0; 0 * out is -0.0 where out is -0.0: add 0.0)"
     )
 
 

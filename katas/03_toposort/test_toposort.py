@@ -93,6 +93,26 @@ def test_only_reachable_nodes(ag):
         f"{unrelated.grad_fn.name()} is not below the root (it only feeds from it): it must not be in the order")
 
 
+def test_a_leaf_as_a_root(ag, oracle):
+    """x.backward(g) on a leaf starts from x's own AccumulateGrad: a root is reachable from
+    itself, so it is in the order, also beside a root that feeds it."""
+    import numpy as np
+
+    from reference.graph import gradient_node
+
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    for roots in ([gradient_node(x)], [(x * 2).sum().grad_fn, gradient_node(x)]):
+        assert_valid_order(piece(ag)(roots), roots)
+
+    def leaf_roots(lib, x):
+        x.backward(lib.tensor([3.0, 4.0]))
+        (g,) = lib.autograd.grad(x, x, lib.tensor([5.0, 6.0]))
+        lib.autograd.backward([(x * 2).sum(), x], [None, lib.tensor([1.0, 1.0])])
+        return {"x.grad, then autograd.grad(x, x, g), when x itself is a root": (x.grad, g)}
+
+    oracle.compare(leaf_roots, x=np.array([0.5, -1.0]))
+
+
 # (issue 14) the engine sorts once per pass: a graph kept with retain_graph is sorted twice
 def test_every_call_starts_afresh(ag, oracle):
     """The engine calls your function once per backward pass: a graph kept with retain_graph
