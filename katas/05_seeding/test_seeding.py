@@ -420,6 +420,19 @@ def test_several_one_element_outputs_without_any_gradient(oracle):
     oracle.compare(both)
 
 
+def test_three_hundred_outputs_and_their_gradients(oracle):
+    """300 outputs with 300 gradients: the two counts are compared as numbers (== / !=; `is`
+    holds for equal numbers only up to 256, the small ints Python keeps one object of)."""
+
+    def many(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        outputs = [x * float(i) for i in range(300)]
+        lib.autograd.backward(outputs, [lib.ones(3)] * 300)
+        return x.grad
+
+    oracle.compare(many)
+
+
 # --- random programs (runs last, once every test above passes) ---------------------------------
 
 def test_random_programs_agree_with_torch(fuzz):
