@@ -21,15 +21,19 @@ def unbroadcast(grad, shape):
     return grad
 
 
-def _back_to_input_shape(ctx, grad):
+def _kept(ctx, grad):
     if not ctx.keepdim:
         for axis in ctx.dim:  # ascending: each 1 goes back where its axis was
             grad = grad.reshape(tuple(grad.shape[:axis]) + (1,) + tuple(grad.shape[axis:]))
-    return grad + grad.new_zeros(ctx.input_shapes[0])
+    return grad
+
+
+def _back_to_input_shape(ctx, grad):
+    return _kept(ctx, grad) + grad.new_zeros(ctx.input_shapes[0])
 
 
 def sum_backward(ctx, grad):
-    return (_back_to_input_shape(ctx, grad),)
+    return (_kept(ctx, grad).expand(ctx.input_shapes[0]),)  # a view, as torch's
 
 
 def mean_backward(ctx, grad):
@@ -44,7 +48,7 @@ def max_backward(ctx, grad):
     if ctx.dim is None:
         x, out = ctx.saved_tensors
         winners = x == out if out.item() == out.item() else x != x  # nan: the nans win
-        return (winners * (grad / winners.sum().item()),)
+        return ((grad / winners.sum().item()).where(winners, 0.0),)  # select: inf * 0 would be nan
     positions = ctx.indices.cpu().numpy()  # an index, not a gradient: numpy is fine
     if ctx.keepdim:
         positions = positions.squeeze(ctx.dim)

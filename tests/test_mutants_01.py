@@ -121,7 +121,7 @@ def mul_backward(ctx, grad):
 
 def div_backward(ctx, grad):
     a, b = ctx.saved_tensors
-    return grad * b ** -1, grad * ((-a) * b ** -1 * b ** -1)  # (b ** -2 underflows for a large b)
+    return grad / b, grad * ((-a) / b / b)  # divided: 1 / b overflows float32 for a tiny b, b * b for a large b
 
 
 def neg_backward(ctx, grad):
@@ -145,7 +145,7 @@ def exp_backward(ctx, grad):
 
 def log_backward(ctx, grad):
     (x,) = ctx.saved_tensors
-    return (grad * x ** -1,)
+    return (grad / x,)  # not grad * x ** -1: 1 / x overflows float32 for a tiny x
 
 
 def sigmoid_backward(ctx, grad):

@@ -142,7 +142,8 @@ def _back(ctx, grad):
 
 
 def sum_backward(ctx, grad):
-    return (_back(ctx, grad),)
+    kept = [1 if d in ctx.dim else n for d, n in enumerate(ctx.input_shapes[0])]
+    return (grad.reshape(tuple(kept)).expand(ctx.input_shapes[0]),)  # a view, as torch's
 
 
 def mean_backward(ctx, grad):
@@ -157,13 +158,13 @@ def max_backward(ctx, grad):
     if ctx.dim is None:
         x, out = ctx.saved_tensors
         ties = ((x == out) + (x != x)).to(dtype=x.dtype)  # a nan max: the nans
-        return (ties * grad / ties.sum(),)
+        return ((grad / ties.sum()).where(ties > 0, 0.0),)  # select: inf * 0 would be nan
     kept = tuple(1 if i == ctx.dim else n for i, n in enumerate(shape))
     where = [1] * len(shape)
     where[ctx.dim] = shape[ctx.dim]
     positions = ag.arange(shape[ctx.dim], device=grad.device).reshape(tuple(where))
     chosen = positions == ctx.indices.reshape(kept)
-    return (grad.reshape(kept) * chosen,)
+    return (grad.reshape(kept).where(chosen, 0.0),)
 
 
 def reshape_backward(ctx, grad):

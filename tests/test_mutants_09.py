@@ -104,6 +104,10 @@ JACOBIAN_ROW = '''        (row,) = ag.autograd.grad(flat, x, grad_outputs=ag.ten
 
 MUTANTS = [
     # jacobian
+    # blind round 3's 09 b13: f called again for the gradient (a stochastic f gives another draw)
+    Mutant("hvp: calls f once more for the gradient",
+           "    (g,) = ag.autograd.grad(out, x, create_graph=True, allow_unused=True)\n",
+           "    (g,) = ag.autograd.grad(f(x), x, create_graph=True, allow_unused=True)\n", expect="called f 2 times"),
     Mutant("jacobian: returns the flat (outputs, inputs) matrix",
            "np.stack(rows).reshape(tuple(out.shape) + tuple(x.shape))", "np.stack(rows)",
            expect="jacobian of sum of squares: shape (1, 3), torch's is (3,)"),

@@ -42,6 +42,9 @@ def sum_backward(ctx, grad):
     - `ctx.keepdim`: whether the reduced axes stayed in `out` as size 1.
     - `grad` has out's shape. Every element of x went into the sum once, so each gets the
       gradient of the output element it fed: grad_x has x's shape and grad's dtype.
+    - As torch's, grad_x is grad expanded to x's shape (a view that repeats each value, not
+      a copy): changing it in place (`autograd.grad(x.sum(), x)[0].add_(1)`) is torch's
+      error "unsupported operation: more than one element of the written-to tensor ...".
     """
     raise NotImplementedError("sum_backward: see katas/02_shapes/README.md")
 

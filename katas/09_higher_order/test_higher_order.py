@@ -192,6 +192,23 @@ def test_hvp_is_a_plain_tensor_and_leaves_x_alone(ag, solution):
     assert not hv.requires_grad, "the product must not require grad (torch's create_graph=False default)"
 
 
+def test_hvp_calls_f_once(ag, solution):
+    """torch's hvp calls f once: f may draw at random or count its calls, and each call
+    builds a graph again (twice the work)."""
+    calls = []
+
+    def f(t):
+        calls.append(1)
+        return (t ** 3).sum()
+
+    call("hessian_vector_product", solution.hessian_vector_product, f,
+         ag.tensor(RNG.normal(size=3)), ag.tensor(RNG.normal(size=3)))
+    assert len(calls) == 1, (
+        f"hessian_vector_product called f {len(calls)} times, torch's hvp once: take both "
+        "gradients from the graph of one call (create_graph=True on the first)"
+    )
+
+
 # --- gradient_penalty -------------------------------------------------------------------------
 
 def make_critic(lib, weights):
