@@ -46,7 +46,7 @@ class Work:
         self.shifted = 0
         self.allocated = 0
         self._calls = []  # per C call running: (list, its length, last item, the one before) or None
-        self._start = None  # memory: what was held at the last event
+        self._start = None  # memory: what was held when the C call running now began
 
     @property
     def total(self):
@@ -60,26 +60,12 @@ class Work:
     def _line(self, frame, event, arg):
         if event == "line":
             self.lines += 1
-            if self.memory:  # what the line before allocated
-                self._close()
-                self._open()
         return self._line
 
-    # The bytes allocated are weighed between any two events (lines, calls, C calls): the
-    # peak since the last one (what was freed again counts too). Not only around the C calls
-    # the profiler reports: numpy's own functions (np.concatenate) are no builtins, and it
-    # reports no call of theirs.
-    def _close(self):
-        if self._start is not None:
-            self.allocated += max(tracemalloc.get_traced_memory()[1] - self._start, 0)
-
-    def _open(self):
-        self._start = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-
     def _profile(self, frame, event, arg):
-        if self.memory:
-            self._close()
+        if self._start is not None:  # a C call ends, or calls back into Python
+            self.allocated += max(tracemalloc.get_traced_memory()[1] - self._start, 0)
+            self._start = None
         if event == "c_call":
             items = getattr(arg, "__self__", None)
             if type(items) is list and arg.__name__ in ("pop", "insert"):
@@ -87,12 +73,13 @@ class Work:
                                     items[-2] if len(items) > 1 else None))
             else:
                 self._calls.append(None)
+            if self.memory:  # last: the profiler's own allocations above come before the peak is reset
+                self._start = tracemalloc.get_traced_memory()[0]
+                tracemalloc.reset_peak()
         elif event in ("c_return", "c_exception") and self._calls:
             call = self._calls.pop()
             if call is not None and event == "c_return":
                 self.shifted += _moved(arg.__name__, *call)
-        if self.memory:  # last: the profiler's own allocations above come before the peak is reset
-            self._open()
 
 
 def _moved(method, items, before, last, second_last):
