@@ -20,7 +20,9 @@ KATA = "01_elementwise_rules"
 # derivative (inf gradients and nan outputs too, which kata 01's relu test sees in the product
 # `grad * (out > 0)` that round 1 of the blind writers met), but under create_graph with a
 # seed that has no graph, the result has none either, where torch's depends on out (the hint
-# makes the zeros from `out`). No other test of kata 01 sees it.
+# makes the zeros from `out`). Since the automatic mutation score, a named test sees it too
+# (relu's gradient differentiated by its output): left out here, no other test sees it.
+NAMED_TEST = "test_relus_gradient_differentiated_by_its_output_is_zero"
 RELU_WITHOUT_A_GRAPH = '''
 
 def relu_backward(ctx, grad):
@@ -31,7 +33,7 @@ def relu_backward(ctx, grad):
 
 def test_a_mistake_only_the_fuzz_test_sees_fails_the_kata_with_the_program(checkout):
     write_learner_file(checkout, KATA, "rules.py", learner_source("rules") + RELU_WITHOUT_A_GRAPH)
-    result = checkout.runpytest("--kata", "1", "-p", "no:randomly")
+    result = checkout.runpytest("--kata", "1", "-p", "no:randomly", "-k", f"not {NAMED_TEST}")
     out = result.stdout.str()
     assert result.ret == 1, out
     assert kata_row(result, KATA)[1] == "in progress", out
