@@ -123,7 +123,7 @@ def empty_like(t, requires_grad=False, dtype=None, device=None):
     dtype = _dtype(dtype) or t.dtype
     device = t._device if device is None else canonical_device(device)
     if device is t._device:
-        array = np.empty_like(t._data, dtype=dtype)  # numpy's, CuPy's or the simulation's: order "K"
+        array = _empty_laid_out_like(t._data, dtype)
     else:
         array = active.array_module(device).empty(t.shape, dtype)
     if requires_grad and array.dtype.kind not in "fc":
@@ -134,7 +134,43 @@ def empty_like(t, requires_grad=False, dtype=None, device=None):
 def _in_layout_of(t, out):
     """torch's *_like keep t's layout (ones_like(x.T) is transposed): a later view can tell."""
     if t._data.ndim > 1 and out._device is t._device and not t._data.flags.c_contiguous:
-        laid_out = np.empty_like(t._data, dtype=out._data.dtype)
+        laid_out = _empty_laid_out_like(t._data, out._data.dtype)
         laid_out[...] = out._data
         out._data = laid_out
     return out
+
+
+def _empty_laid_out_like(data, dtype):
+    """An empty array of data's shape, laid out as torch's empty_like lays one out. numpy's,
+    CuPy's or the simulation's order "K" keeps data's layout; but an expand (a stride of 0)
+    is not dense, and torch then sorts the other dimensions by stride, innermost first, and
+    leaves the expanded ones where they are (its TensorIterator's order)."""
+    if 0 not in data.strides or data.size == 0:
+        return np.empty_like(data, dtype=dtype)
+    order = _outermost_first(data.shape, data.strides)
+    shape = [data.shape[d] for d in order]
+    return np.empty_like(data, dtype=dtype, order="C", shape=shape).transpose(np.argsort(order))
+
+
+def _outermost_first(shape, strides):
+    """The dimensions from outermost to innermost, as torch orders them: an insertion sort,
+    innermost first, by stride (then by size), where a dimension of stride 0 never moves
+    another."""
+    def swap(d0, d1):  # 1: d0 goes inside d1, -1: stays outside, 0: either
+        if strides[d0] == 0 or strides[d1] == 0:
+            return 0
+        if strides[d0] != strides[d1]:
+            return 1 if strides[d0] > strides[d1] else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    perm = list(reversed(range(len(shape))))  # innermost first
+    for i in range(1, len(perm)):
+        moving = i
+        for before in range(i - 1, -1, -1):
+            verdict = swap(perm[before], perm[moving])
+            if verdict > 0:
+                perm[before], perm[moving] = perm[moving], perm[before]
+                moving = before
+            elif verdict < 0:
+                break
+    return perm[::-1]

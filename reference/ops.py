@@ -1126,15 +1126,16 @@ def inplace(target, op, other, fill=None, ufunc=None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if op is sub:
         _check_sub(target, other)
-    # torch checks that no two elements share memory before it looks at the types
+    # torch's order: the devices, then no two elements sharing memory, then the types
+    checked = None if fill is not None or op is copy else operands("inplace", target, other)
     if not getattr(target._data.flags, "writeable", True):  # (CuPy's arrays have no such flag)
         # an expand that repeats elements, like the gradient of a sum from autograd.grad
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
-    if fill is None and op is not copy:  # (copy_ casts whatever it gets)
-        _check_cast(target, op, *operands("inplace", target, other))
+    if checked is not None:  # (copy_ casts whatever it gets)
+        _check_cast(target, op, *checked)
     if recording:
         if target._base is not None and target._base.is_leaf and target._base._requires_grad:
             raise RuntimeError(

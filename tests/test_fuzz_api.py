@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import reference
 import torch
-from plugin.grading.fuzz.api import Builder, Engine, Program, Step, differences
+from plugin.grading.fuzz.api import SAME_DEVICE_ERROR, Builder, Engine, Program, Step, differences
 
 LONG = os.environ.get("AUTOGRAD_KATAS_FUZZ") == "long"
 MAX_STEPS = 12
@@ -276,6 +276,15 @@ REGRESSIONS = {
     "in place on repeated elements: the overlap is refused before the type": [
         "b = lib.tensor([[True, True, True], [True, True, True]]).expand([2, 2, 3])", "b.add_(2)",
         "i = lib.tensor(-2).expand([2])", "i.div_(2)"],
+    "in place on repeated elements of another device: the devices are checked first": [
+        "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]])",
+        ("b = a.to('cuda:1')", "b = a.to('cpu', copy=True)", {"b": "cuda:1"}),
+        ("c = b.expand([2, 2, 3])", "c = b.expand([2, 2, 3])", {"c": "cuda:1"}),
+        ("c.add_(a)", f"raise RuntimeError({SAME_DEVICE_ERROR!r})")],
+    "ones_like of an expand is laid out densely, as torch's (its reshape is a view)": [
+        "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "b = lib.ones_like(a.expand([2, 2, 3]), requires_grad=True)",
+        "c = b.reshape(-1)", "d = lib.zeros_like(lib.ones(3, 2).T.expand([4, 2, 3])).view(24)",
+        "e = lib.empty_like(a[:, :1].expand([2, 5])).copy_(lib.ones(2, 5)).view(10)"],
     # found by a blind writer of round 3 (08 b24): the engine's record of a device was no Device
     "a tensor's device equals the device that names it, both ways": [
         "x = lib.tensor([1.])", "e = x.device == lib.device('cpu')", "f = lib.device('cpu') == x.device",
