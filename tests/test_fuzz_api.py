@@ -285,6 +285,13 @@ REGRESSIONS = {
         "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "b = lib.ones_like(a.expand([2, 2, 3]), requires_grad=True)",
         "c = b.reshape(-1)", "d = lib.zeros_like(lib.ones(3, 2).T.expand([4, 2, 3])).view(24)",
         "e = lib.empty_like(a[:, :1].expand([2, 5])).copy_(lib.ones(2, 5)).view(10)"],
+    "abs's gradient at nan is 0, as torch's sign of nan": [
+        "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
+        "s = lib.tensor([float('nan'), 1.]).sign()"],
+    "x ** 0 (or -0.0) under create_graph: zeros without a graph": [
+        "x = lib.tensor([1.5, 0.], requires_grad=True)",
+        "g, = lib.autograd.grad((x ** -0.0).sum(), [x], create_graph=True)",
+        "h, = lib.autograd.grad((x ** 0).sum(), [x], create_graph=True)"],
     # found by a blind writer of round 3 (08 b24): the engine's record of a device was no Device
     "a tensor's device equals the device that names it, both ways": [
         "x = lib.tensor([1.])", "e = x.device == lib.device('cpu')", "f = lib.device('cpu') == x.device",
