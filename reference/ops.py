@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .creation import laid_out_as_torch
 from .grad_mode import GradMode
 from .graph import Node, NodeKind
 from .pieces import active
@@ -1044,7 +1045,10 @@ def to(x, device=None, dtype=None):
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
     if target_device is x._device and target_dtype == x._data.dtype:
         return x
-    data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
+    data = x._data
+    if 0 in data.strides and data.size:  # an expand: copied densely, laid out as torch lays it out
+        data = laid_out_as_torch(data)
+    data = active.transfer(data, x._device, target_device).astype(target_dtype, copy=False)
     out, ctx = record(ToCopyBackward0, data, (x,))
     out._device = target_device
     if ctx:

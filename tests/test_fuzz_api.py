@@ -285,6 +285,11 @@ REGRESSIONS = {
         "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "b = lib.ones_like(a.expand([2, 2, 3]), requires_grad=True)",
         "c = b.reshape(-1)", "d = lib.zeros_like(lib.ones(3, 2).T.expand([4, 2, 3])).view(24)",
         "e = lib.empty_like(a[:, :1].expand([2, 5])).copy_(lib.ones(2, 5)).view(10)"],
+    "an expand copied to another device or dtype is laid out densely, as torch's (its reshape is a view)": [
+        "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)",
+        ("b = a.expand([2, 2, 3]).to('cuda')", "b = a.expand([2, 2, 3]).to('cpu', copy=True)", {"b": "cuda:0"}),
+        ("c = b.reshape(-1)", "c = b.reshape(-1)", {"c": "cuda:0"}),
+        "d = a[:, :1].expand([2, 5]).to(lib.float64).view(10)", "c.sum().backward()"],
     "abs's gradient at nan is 0, as torch's sign of nan": [
         "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
         "s = lib.tensor([float('nan'), 1.]).sign()"],
