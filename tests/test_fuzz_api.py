@@ -290,6 +290,9 @@ REGRESSIONS = {
         ("b = a.expand([2, 2, 3]).to('cuda')", "b = a.expand([2, 2, 3]).to('cpu', copy=True)", {"b": "cuda:0"}),
         ("c = b.reshape(-1)", "c = b.reshape(-1)", {"c": "cuda:0"}),
         "d = a[:, :1].expand([2, 5]).to(lib.float64).view(10)", "c.sum().backward()"],
+    "ones_like of an expand on a GPU (the layout's transpose takes no host array)": [
+        ("a = lib.tensor([[-2.], [-2.], [-2.]], device='cuda')", "a = lib.tensor([[-2.], [-2.], [-2.]])", {"a": "cuda:0"}),
+        ("b = lib.ones_like(a.expand([2, 3, 1]))", "b = lib.ones_like(a.expand([2, 3, 1]))", {"b": "cuda:0"})],
     "abs's gradient at nan is 0, as torch's sign of nan": [
         "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
         "s = lib.tensor([float('nan'), 1.]).sign()"],
