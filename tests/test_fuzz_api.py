@@ -293,6 +293,12 @@ REGRESSIONS = {
     "ones_like of an expand on a GPU (the layout's transpose takes no host array)": [
         ("a = lib.tensor([[-2.], [-2.], [-2.]], device='cuda')", "a = lib.tensor([[-2.], [-2.], [-2.]])", {"a": "cuda:0"}),
         ("b = lib.ones_like(a.expand([2, 3, 1]))", "b = lib.ones_like(a.expand([2, 3, 1]))", {"b": "cuda:0"})],
+    # found by a round-4 blind writer, on the model pow rule
+    "pow's second derivatives at a zero base and for a huge exponent, as torch's": [
+        "a = lib.tensor([0., 1.5, 0.], requires_grad=True)", "b = lib.tensor([2., 2., 0.], requires_grad=True)",
+        "ga, gb = lib.autograd.grad((a ** b).sum(), [a, b], create_graph=True)",
+        "da, db = lib.autograd.grad(gb.sum(), [a, b])", "c = lib.tensor([0.3, 0.1], requires_grad=True)",
+        "g, = lib.autograd.grad(((c * c + 0.5) ** 1e30).sum(), [c], create_graph=True)", "h, = lib.autograd.grad(g.sum(), [c])"],
     "abs's gradient at nan is 0, as torch's sign of nan": [
         "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
         "s = lib.tensor([float('nan'), 1.]).sign()"],
