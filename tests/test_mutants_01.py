@@ -50,6 +50,9 @@ MUTANTS = [
     # "for 0 ** e the second is 0 * ln(0) = nan, where torch gives 0. Yours should too."
     Mutant("takes ln(0) in pow's exponent gradient", "grad * (out * base.log()).where(keep, 0.0)", "grad * out * base.log()",
            expect="with zeros in the base"),
+    # "Polynomial features, x ** ag.arange(n), meet this corner at x = 0, and so do the tests."
+    Mutant("leaves 0 ** 0's base gradient to the formula (nan)", "(grad * (exponent * base ** (exponent - 1))).where(exponent != 0, 0.0)",
+           "(grad * (exponent * base ** (exponent - 1)))", expect="a zero exponent"),
     Mutant("divides by the base in pow", "(grad * (exponent * base ** (exponent - 1)))",
            "(grad * exponent * out / base)", expect="with zeros in the base"),
     # "its gradient passes where out > 0"
