@@ -41,6 +41,8 @@ MUTANTS = [
     Mutant("adds into incoming in place", MERGE, "    incoming += existing\n    return incoming\n",
            expect="in place"),
     # "with create_graph the sum must be part of that graph"
+    Mutant("sums with Python's sum() (from 0: -0.0 + -0.0 gives 0.0)", MERGE, "    return sum([existing, incoming])\n",
+           expect="two -0.0 gradients merged"),
     Mutant("detaches the sum", MERGE, "    return (existing + incoming).detach()\n",
            expect="test_merging_is_recorded_with_create_graph"),
     Mutant("sums through numpy", MERGE,

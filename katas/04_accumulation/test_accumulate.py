@@ -46,6 +46,18 @@ def test_a_value_added_to_itself(oracle):
     oracle.check_grads(lambda lib, x: x + x, op="y = x + x (x's node gets grad twice)", x=X)
 
 
+def test_two_negative_zeros_merge_to_a_negative_zero(oracle):
+    """-0.0 + -0.0 is -0.0, in torch's merge as in IEEE arithmetic; 1 / x.grad shows the sign."""
+
+    def merged(lib):
+        h = lib.tensor([1.0, -2.0], requires_grad=True) * 1.0  # no leaf: what reaches h is the merge's
+        (grad,) = lib.autograd.grad((h * -0.0 + h * -0.0).sum(), [h])
+        return 1 / grad
+
+    oracle.compare(merged, what="1 / (h's gradient) after two -0.0 gradients merged",
+                   why="the merge is the plain sum: a sum started from 0 (Python's sum()) gives 0.0 for -0.0 + -0.0")
+
+
 def test_a_diamond(oracle):
     def diamond(lib, x):
         h = x.tanh()  # h feeds two branches that meet again
