@@ -159,3 +159,19 @@ def topological_order(roots):
     order.reverse()
     return order
 '''
+
+
+def pointed_message(result, said):
+    """The one line of the failure a table line points to ("shown in full above (test_x)"):
+    the message the table says where pytest prints no failure (--tb=no, the JSON report), read
+    from the run's reports; `said` as it is when it is a message itself. The test named must
+    be the one shown in full above the table."""
+    from plugin.grading.table import SHOWN_ABOVE
+
+    if not said.startswith(SHOWN_ABOVE):
+        return said
+    name = said[len(SHOWN_ABOVE):].strip()[1:-1]
+    out = "\n".join(result.outlines)
+    assert re.search(rf"^_+ {re.escape(name)} _+$", out, re.M), f"{name} is not shown in full above:\n{out}"
+    reports = result.reprec.getreports("pytest_runtest_logreport")  # an in-process run's
+    return next(r.kata_message for r in reports if r.failed and r.nodeid.split("::")[-1] == name)
