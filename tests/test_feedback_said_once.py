@@ -332,7 +332,8 @@ def test_a_wrong_gradient_inside_a_forward_result_is_said_as_one(pytester):
 def test_the_learners_function_is_named_beside_its_node(pytester):
     """Katas 01 and 03 name the function to open, as kata 02 does."""
     section = failure_shown(graded2(pytester, "01", "test_unary and sigmoid").stdout.str())
-    assert "SigmoidBackward0 (your sigmoid_backward, in rules.py) received the right gradient" in section, section
+    assert ("SigmoidBackward0 received the right gradient but returned a wrong one for its input 0 (item 0 of "
+            "the tuple your sigmoid_backward (rules.py) returns)") in section, section
     section = failure_shown(graded2(pytester, "03", "diamond").stdout.str())
     assert "your topological_order (toposort.py) lists MulBackward0 after SigmoidBackward0" in section, section
 

@@ -108,10 +108,9 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
             return node, different_shape(node, torch_node)
         for k, mine, expected in _aligned_outputs(node, ours[1], theirs[1]):
             if expected is not None and not _close(mine, expected, rtol, atol):
-                culprit = _culprit(node, k)
                 return node, (
-                    f"{node_name(node)}{'' if culprit else _whose(node)} received the right gradient but returned "
-                    f"a wrong one for its input {k} (item {k} of the tuple its rule returns){culprit}:\n"
+                    f"{node_name(node)} received the right gradient but returned a wrong one "
+                    f"for its input {k} (item {k} of the tuple {_whose(node)} returns){_culprit(node, k)}:\n"
                     f"      received {abbreviate(ours[0])}\n"
                     f"      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
                 )
@@ -125,15 +124,15 @@ def is_reference(piece_name):
 
 
 def _whose(node):
-    """" (your sigmoid_backward, in rules.py)" beside a node whose rule is the learner's: the
-    function to open; "" where the engine runs the model solution's."""
+    """"your sigmoid_backward (rules.py)" for a node whose rule is the learner's: the function
+    to open; "its rule" where the engine runs the model solution's."""
     from ..manifest import katas
 
     rule = getattr(getattr(node, "kind", None), "rule", None)
     if not rule or is_reference(rule):
-        return ""
+        return "its rule"
     kata = next((k for k in katas() if rule in k.pieces), None)
-    return f" (your {rule}{f', in {kata.learner_file}' if kata else ''})"
+    return f"your {rule}{f' ({kata.learner_file})' if kata else ''}"
 
 
 def _culprit(node, k):

@@ -37,7 +37,7 @@ def shorten(line, limit=LIMIT):
     if len(line) <= limit:
         return line
     spaces = [i for i in range(limit - 60, limit) if i > 0 and line[i] == " " and _depth(line, i) == 0]
-    ends = [i for i in spaces if line[i - 1] in ".;:"]
+    ends = [i for i in spaces if line[i - 1] == "." and i >= limit - 30]  # a sentence's end, near
     cut = (ends or spaces or [line.rfind(" ", 0, limit)])[-1]
     kept = line[: cut if cut > 0 else limit - 1].rstrip(" ,;:")
     return kept + (" …" if kept.endswith(".") else "…")
