@@ -89,6 +89,21 @@ def assert_done(result, slug):
     assert passed == total, tests
 
 
+# Pre-order: a node is listed when first met, so in a diamond the shared node can come before
+# one of the nodes that feed it.
+PRE_ORDER_TOPOSORT = '''
+def topological_order(roots):
+    order, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+    return order
+'''
+
 # The lesson's first answer to kata 03, which most learners write: a depth-first search,
 # post-order, reversed, with an explicit stack (the model solution sorts the nodes newest
 # first instead, for torch's order). A correct learner's file, and a base for planted mistakes.

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from kit import learner_source, make_checkout, pointed_message, write_learner_file
+from kit import PRE_ORDER_TOPOSORT, learner_source, make_checkout, pointed_message, write_learner_file
 
 LONG = 40  # a line (or run of words) this long that appears twice is a repeat, not chance
 
@@ -201,22 +201,6 @@ def test_a_long_one_line_is_cut_between_words():
 
 # --- the second blind walk (BLIND-WALK-2.md): its planted mistakes, on the model solutions -------
 
-PRE_ORDER = '''def topological_order(roots):
-    order, seen, stack = [], set(), [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        for child, _ in node.next_functions:
-            if child is not None and child not in seen:
-                stack.append(child)
-    return order
-
-
-def _walk('''
-
 # kata: (folder, module, old, new): each mistake the second walk planted
 WALK2 = {
     "01": ("01_elementwise_rules", "rules", "    (out,) = ctx.saved_tensors\n    return (grad * out * (1 - out),)",
@@ -234,8 +218,7 @@ def planted(pytester, kata):
     folder, module, old, new = WALK2[kata]
     source = learner_source(module)
     if old is None:
-        start, end = source.index("def topological_order(roots):"), source.index("def _walk(") + len("def _walk(")
-        source = source[:start] + PRE_ORDER + source[end:]
+        source = source.replace("def topological_order(roots):", PRE_ORDER_TOPOSORT.strip("\n") + "\n\n\ndef _model_order(roots):")
     else:
         assert source.count(old) == 1, f"the planted mistake no longer applies to kata {kata}: {old!r}"
         source = source.replace(old, new)
