@@ -96,7 +96,7 @@ MUTANTS = [
     Mutant("keeps its visited set between calls", '    """Every node reachable from `roots` once, each before the nodes in its next_functions."""\n'
            "    visited = set()\n", "    visited = _VISITED  # one set for every call\n", expect="missing from the order"),
     # "a 100,000-deep chain (no recursion)"
-    Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="recursed too deep"),
+    Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="use an explicit stack or queue instead of recursion"),
     # "time proportional to the number of nodes and edges"
     Mutant("keeps the nodes it has seen in a list, as the lesson warns", HEADER, replaced_by(VISITED_LIST_TOPOSORT),
            expect="looks quadratic"),

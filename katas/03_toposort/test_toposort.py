@@ -31,7 +31,7 @@ def assert_valid_order(order, roots):
     expected = reachable(roots)
     positions = {}
     for index, node in enumerate(order):
-        assert node not in positions, f"your topological_order (toposort.py) lists {node.name()} twice: each node once"
+        assert node not in positions, f"{node.name()} appears twice in the order your topological_order (toposort.py) returns: each node once"
         positions[node] = index
     missing = expected - set(positions)
     extra = set(positions) - expected
