@@ -149,7 +149,15 @@ def _empty_laid_out_like(data, dtype):
         return np.empty_like(data, dtype=dtype)
     order = _outermost_first(data.shape, data.strides)
     shape = [data.shape[d] for d in order]
-    return np.empty_like(data, dtype=dtype, order="C", shape=shape).transpose(np.argsort(order))
+    back = tuple(sorted(range(len(order)), key=order.__getitem__))  # (a tuple: a device array takes no host array)
+    return np.empty_like(data, dtype=dtype, order="C", shape=shape).transpose(back)
+
+
+def laid_out_as_torch(data):
+    """A copy of data (an expand) in the layout torch's copy of it has (its empty_like's)."""
+    copied = _empty_laid_out_like(data, data.dtype)
+    copied[...] = data
+    return copied
 
 
 def _outermost_first(shape, strides):

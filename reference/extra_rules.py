@@ -1,10 +1,12 @@
 """Backward rules of the operations no kata asks for. They go through the seam like the
 others, so the whole engine stays differentiable to any order."""
+from .creation import zeros
 from .ops import where
 from .pieces import active
 
 __all__ = [
     "sqrt_backward",
+    "zero_power_backward",
     "abs_backward",
     "sign_backward",
     "clone_backward",
@@ -21,6 +23,12 @@ def sqrt_backward(ctx, grad):
     # out = sqrt(x): d/dx = 1 / (2 sqrt(x))
     (out,) = ctx.saved_tensors
     return (grad / (2 * out),)
+
+
+def zero_power_backward(ctx, grad):
+    # out = x ** 0 (a number) = 1: flat, so torch returns fresh zeros, outside any graph
+    base = ctx.saved_tensors[0]
+    return zeros(base.shape, dtype=base.dtype, device=base.device), None
 
 
 def abs_backward(ctx, grad):

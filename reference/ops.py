@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .creation import laid_out_as_torch
 from .grad_mode import GradMode
 from .graph import Node, NodeKind
 from .pieces import active
@@ -201,6 +202,9 @@ DivBackward0 = NodeKind("DivBackward0", "div_backward", reduce_broadcast=True)
 PowBackward0 = NodeKind("PowBackward0", "pow_backward", reduce_broadcast=True)
 PowBackward1 = NodeKind("PowBackward1", "pow_backward", reduce_broadcast=True)
 PowBackward2 = NodeKind("PowBackward2", "pow_backward", reduce_broadcast=True)
+# tensor ** 0 (the number, or -0.0): torch's rule returns zeros made afresh, with no graph
+# even under create_graph (x.grad of x ** 0 is then a leaf), not the formula's 0 * x ** -1.
+PowBackward0OfZero = NodeKind("PowBackward0", "zero_power_backward")
 
 
 def add(a, b):
@@ -288,6 +292,8 @@ def pow(base, exponent):
         else PowBackward1 if isinstance(base, Tensor)
         else PowBackward2
     )
+    if kind is PowBackward0 and type(exponent) is not bool and exponent == 0:  # torch: False is no 0 here
+        kind = PowBackward0OfZero
     integers = (isinstance(base, Tensor) and base._data.dtype.kind in "biu"
                 and isinstance(exponent, int) and exponent < 0)
     if integers:  # torch refuses a negative number as an integer tensor's exponent
@@ -310,7 +316,7 @@ def pow(base, exponent):
         data = data.copy(order="C")  # torch's number ** tensor is laid out afresh, not like the exponent
     out, ctx = record(kind, data, (base, exponent))
     if ctx:
-        if kind is PowBackward0:
+        if kind is PowBackward0 or kind is PowBackward0OfZero:
             # x ** 2's gradient needs only x, and torch saves only x: changing the result in
             # place before the backward is no error there. The rule still gets `out` (kata
             # 01's layout): a second handle on the result, the same data and node (for second
@@ -426,7 +432,10 @@ def abs(x):
 
 
 def sign(x):
-    out, ctx = record(SignBackward0, np.sign(x._data), (x,))
+    data = x._data
+    if data.dtype.kind == "f":  # torch's sign of nan is 0 (numpy's nan), so is abs's gradient there
+        data = np.nan_to_num(data, nan=0.0)  # (and inf to the largest float: the same sign)
+    out, ctx = record(SignBackward0, np.sign(data), (x,))
     return out
 
 
@@ -1036,7 +1045,10 @@ def to(x, device=None, dtype=None):
     target_dtype = x._data.dtype if dtype is None else np.dtype(dtype)
     if target_device is x._device and target_dtype == x._data.dtype:
         return x
-    data = active.transfer(x._data, x._device, target_device).astype(target_dtype, copy=False)
+    data = x._data
+    if 0 in data.strides and data.size:  # an expand: copied densely, laid out as torch lays it out
+        data = laid_out_as_torch(data)
+    data = active.transfer(data, x._device, target_device).astype(target_dtype, copy=False)
     out, ctx = record(ToCopyBackward0, data, (x,))
     out._device = target_device
     if ctx:

@@ -285,6 +285,27 @@ REGRESSIONS = {
         "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "b = lib.ones_like(a.expand([2, 2, 3]), requires_grad=True)",
         "c = b.reshape(-1)", "d = lib.zeros_like(lib.ones(3, 2).T.expand([4, 2, 3])).view(24)",
         "e = lib.empty_like(a[:, :1].expand([2, 5])).copy_(lib.ones(2, 5)).view(10)"],
+    "an expand copied to another device or dtype is laid out densely, as torch's (its reshape is a view)": [
+        "a = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)",
+        ("b = a.expand([2, 2, 3]).to('cuda')", "b = a.expand([2, 2, 3]).to('cpu', copy=True)", {"b": "cuda:0"}),
+        ("c = b.reshape(-1)", "c = b.reshape(-1)", {"c": "cuda:0"}),
+        "d = a[:, :1].expand([2, 5]).to(lib.float64).view(10)", "c.sum().backward()"],
+    "ones_like of an expand on a GPU (the layout's transpose takes no host array)": [
+        ("a = lib.tensor([[-2.], [-2.], [-2.]], device='cuda')", "a = lib.tensor([[-2.], [-2.], [-2.]])", {"a": "cuda:0"}),
+        ("b = lib.ones_like(a.expand([2, 3, 1]))", "b = lib.ones_like(a.expand([2, 3, 1]))", {"b": "cuda:0"})],
+    # found by a round-4 blind writer, on the model pow rule
+    "pow's second derivatives at a zero base and for a huge exponent, as torch's": [
+        "a = lib.tensor([0., 1.5, 0.], requires_grad=True)", "b = lib.tensor([2., 2., 0.], requires_grad=True)",
+        "ga, gb = lib.autograd.grad((a ** b).sum(), [a, b], create_graph=True)",
+        "da, db = lib.autograd.grad(gb.sum(), [a, b])", "c = lib.tensor([0.3, 0.1], requires_grad=True)",
+        "g, = lib.autograd.grad(((c * c + 0.5) ** 1e30).sum(), [c], create_graph=True)", "h, = lib.autograd.grad(g.sum(), [c])"],
+    "abs's gradient at nan is 0, as torch's sign of nan": [
+        "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
+        "s = lib.tensor([float('nan'), 1.]).sign()"],
+    "x ** 0 (or -0.0) under create_graph: zeros without a graph": [
+        "x = lib.tensor([1.5, 0.], requires_grad=True)",
+        "g, = lib.autograd.grad((x ** -0.0).sum(), [x], create_graph=True)",
+        "h, = lib.autograd.grad((x ** 0).sum(), [x], create_graph=True)"],
     # found by a blind writer of round 3 (08 b24): the engine's record of a device was no Device
     "a tensor's device equals the device that names it, both ways": [
         "x = lib.tensor([1.])", "e = x.device == lib.device('cpu')", "f = lib.device('cpu') == x.device",

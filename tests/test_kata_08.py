@@ -28,12 +28,14 @@ class Device:
             return
         match = _PATTERN.match(spec)
         kind = match.group("kind") if match else spec
+        number = match.group("index") if match else None
+        if number is not None and re.fullmatch(r"0|[1-9][0-9]*", number) is None:
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError("Expected one of cpu, cuda device type at start of device string: " + kind)
-        number = match.group("index")
         if number is not None:
-            if re.fullmatch(r"0|[1-9][0-9]*", number) is None:
-                raise RuntimeError(f"Invalid device string: '{spec}'")
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was passed explicitly: " + spec)
             index = int(number)
         if isinstance(index, bool) or not isinstance(index, (int, type(None))):
             raise TypeError("device(): argument 'index' (position 2) must be int, not " + type(index).__name__)

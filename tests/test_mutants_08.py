@@ -28,11 +28,13 @@ class Device:
         if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
             raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
         kind, colon, number = spec.partition(":")
+        if colon and not (number.isdecimal() and str(int(number)) == number):
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         if kind not in ("cpu", "cuda"):
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {kind}")
         if colon:
-            if not (number.isdecimal() and str(int(number)) == number):
-                raise RuntimeError(f"Invalid device string: '{spec}'")
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {spec}")
             index = int(number)
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
@@ -110,6 +112,8 @@ MUTANTS = [
     Mutant("ignores the index given next to the type", "        self.index = index\n",
            "        self.index = None if number is None else int(number)\n",
            expect="test_device_from_type_and_index_and_from_a_device"),
+    Mutant("takes an index given twice (the string's wins)", "            if index is not None:\n                raise",
+           "            if False:\n                raise", expect="passed explicitly"),
     Mutant("takes an index that is no int", "if index is not None and (isinstance(index, bool) or not isinstance(index, int)):",
            "if False:", expect="must be int, not bool"),
     # Device: equality, hash, strings

@@ -412,7 +412,7 @@ BINARY_STEPS = {
     "sub": lambda x, y: x - y,
     "mul": lambda x, y: x * y,
     "div": lambda x, y: x / (1 + y * y),
-    # a positive base, and an exponent never exactly 0 (see the pow xfail examples below)
+    # a positive base, and an exponent never exactly 0 (see the pow examples below)
     "pow": lambda x, y: (x * x + 1) ** y.sigmoid(),
 }
 
@@ -539,13 +539,9 @@ def test_pow_second_derivative_at_zero_exponent_equals_torch():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x ** 0 with create_graph: torch's PowBackward0 returns plain zeros for a number "
-    "exponent 0, with no graph; the reference's first derivative is where(exponent != 0, ..., 0), "
-    "which keeps one, so the second pass differs (None-ness and requires_grad)",
-)
 def test_pow_zero_scalar_exponent_second_derivative_equals_torch():
+    """x ** 0 with a number 0: torch's PowBackward0 returns plain zeros with no graph, so the
+    second pass finds no path (a strict xfail until the engine answered it the same way)."""
     compare_second_derivatives(
         lambda lib, x: x**0, [np.array([0.5, -1.5])], np.random.default_rng(0), square=True
     )

@@ -315,6 +315,9 @@ ZERO_BASES = {
     "base ** 2": lambda lib, base, exponent: base ** 2.0 + exponent,
     "base ** 3, twice differentiated": lambda lib, base, exponent: lib.autograd.grad(
         (base ** 3.0).sum(), base, create_graph=True)[0] * exponent,
+    # 0 ** 0 with a tensor exponent (polynomial features, x ** arange(n), at x = 0): the
+    # base's gradient 0 * 0 ** -1 = 0 * inf is nan by the formula; torch gives 0.
+    "base ** (a zero exponent)": lambda lib, base, exponent: base ** (exponent * 0),
 }
 
 

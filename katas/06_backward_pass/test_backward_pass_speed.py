@@ -44,8 +44,8 @@ def fresh_pass(ag, graph, n):
 
 
 def test_speed_on_a_wide_graph(speed, ag):
-    speed(fresh_pass(ag, wide_graph, 4_000))
+    speed(fresh_pass(ag, wide_graph, 2_000))
 
 
 def test_speed_on_a_deep_graph(speed, ag):
-    speed(fresh_pass(ag, deep_graph, 8_000))
+    speed(fresh_pass(ag, deep_graph, 4_000))

@@ -30,11 +30,14 @@ class Device:
       torch lists more types).
     - An index that is not a plain number ("cuda:x", "cuda:-1", "cuda:01" with its leading zero,
       or nothing after the colon, "cuda:") raises RuntimeError with torch's words:
-      "Invalid device string: 'cuda:x'". A negative index given next to the type,
+      "Invalid device string: 'cuda:x'". torch reads the form before the type: a string
+      wrong both ways ("gpu:x") gets this error too. A negative index given next to the type,
       `Device("cuda", -1)`, raises RuntimeError: "Device index must not be negative"; one
       that is no int (True, 1.0, "1") raises TypeError with torch's words: "device():
       argument 'index' (position 2) must be int, not bool" (True is an int to Python, not to
-      torch).
+      torch). An index given twice, in the string and next to it (`Device("cuda:0", 1)`),
+      raises RuntimeError: "type (string) must not include an index because index was
+      passed explicitly: cuda:0".
     - Equal when type and index are equal (and equal to the string that parses to it; a
       string that is not a device, like "gpu", is simply not equal: no error);
       equal devices must have equal hashes (devices are used as dictionary keys).

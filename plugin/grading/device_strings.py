@@ -6,6 +6,7 @@ other string torch refuses must only be refused). One list, read by both."""
 READ = ("cpu", "cuda", "cuda:0", "cuda:1")
 
 # torch refuses each of these: the piece must raise RuntimeError with torch's words
-REFUSED = ("gpu", "gpu:1", "cuda:x", "cuda:-1", "cuda:01", "cuda:", "cuda:\u00b2")
+REFUSED = ("gpu", "gpu:1", "cuda:x", "cuda:-1", "cuda:01", "cuda:", "cuda:\u00b2",
+           "gpu:x", "cuda:1:2")  # wrong twice: torch reads the form first, then the type
 
 WORDED = frozenset(READ + REFUSED)

@@ -64,12 +64,13 @@ def pow_backward(ctx, grad):
     if ctx.needs_input_grad[0]:
         # Where the exponent is 0, out = 1 whatever the base, so d/dbase = 0; the formula
         # would give 0 * 0 ** -1 = nan at base 0. torch picks 0 there the same way.
-        grad_base = (grad * exponent * base ** (exponent - 1)).where(exponent != 0, 0.0)
+        grad_base = (grad * (exponent * base ** (exponent - 1))).where(exponent != 0, 0.0)
     if ctx.needs_input_grad[1]:
         # 0 ** e has no logarithm. For e >= 0 (0 ** e is 0 or 1) torch takes that gradient
-        # as 0, and so does ln(0 + 1); for e < 0 it keeps the formula: inf * ln(0) = -inf.
-        flat = (base == 0).where(exponent >= 0, False)
-        grad_exponent = grad * out * (base + flat).log()
+        # as 0, picked by a where (so a second derivative through it is nan there, as in
+        # torch); for e < 0 it keeps the formula: inf * ln(0) = -inf.
+        keep = (base != 0).where(exponent >= 0, True)
+        grad_exponent = grad * (out * base.log()).where(keep, 0.0)
     return grad_base, grad_exponent
 
 
