@@ -259,6 +259,7 @@ def test_where_no_failure_is_shown_the_table_keeps_its_message(pytester, options
     line is then the only place a learner reads it."""
     out = graded2(pytester, "09", "penalty_gradients_reach", *options).stdout.str()
     assert "the penalty does not require grad" in first_failure_of_table(out), out
+    assert "shown in full above" not in out, out  # nor does the Next line send the learner there
 
 
 def test_a_child_that_died_printed_none_of_its_failures():

@@ -95,7 +95,9 @@ def next_step(statuses, results, chosen):
         if statuses.get(working.slug) == NOT_STARTED:
             return (f"Next: write the pieces of kata {working.slug} (katas/{working.slug}/{working.learner_file}); "
                     "each one you write turns its to-dos into tests",), {}
-        return (f"Next: fix the first failure of kata {working.slug} (shown in full above the table), save, "
+        first = results[working.slug].first_failure()
+        where = "shown in full above the table" if first is not None and first.printed else "its line in the table"
+        return (f"Next: fix the first failure of kata {working.slug} ({where}), save, "
                 f"and grade again; stuck? pytest --kata {working.number} --hint",), {}
     after = max((k.number for k in chosen if statuses.get(k.slug) == DONE), default=0)
     ordered = sorted(katas(), key=lambda k: (k.number <= after, k.number))  # the katas after a finished one first
