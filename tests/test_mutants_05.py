@@ -66,6 +66,9 @@ MUTANTS = [
            expect="grad can be implicitly created only for scalar outputs"),
     Mutant("counts outputs from 1", 'f"element {index} of tensors does not require grad', 'f"element {index + 1} of '
            'tensors does not require grad', expect="element 0 of tensors"),
+    # "g is anything else (a number, a list): TypeError(...)"
+    Mutant("takes any gradient for a tensor", "        elif not isinstance(grad, type(output)):",
+           "        elif False:", expect="gradients can be either Tensors or None"),
     # "fewer entries than outputs: RuntimeError("got N tensors and M gradients")"
     Mutant("forgets the length check", "    if len(seeds) != len(outputs):\n", "    if False:\n",
            expect="got 2 tensors and 1 gradients"),

@@ -56,7 +56,7 @@ def _raised(lib, fn):
     __tracebackhide__ = True
     try:
         fn(lib)
-    except RuntimeError as error:
+    except (RuntimeError, TypeError) as error:  # of the same type on both: oracle.compare checked
         return error
     raise AssertionError(f"{lib.__name__} raised nothing")  # oracle.compare checked this already
 
@@ -188,6 +188,18 @@ def test_one_gradient_per_output(oracle, ag):
         lib.autograd.backward([l1, l2], [lib.tensor(2.0, dtype=lib.float64)])
 
     same_error_as_torch(oracle, ag, mismatched_lists)
+
+
+NOT_A_GRADIENT = {
+    "a number": lambda lib, x: lib.autograd.backward([(x * 2).sum(), (x * 3).sum()], [lib.tensor(1.0), 2.0]),
+    "a list, past the outputs' count": lambda lib, x: lib.autograd.grad([(x * 2).sum()], [x], [[1.0], None]),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_A_GRADIENT))
+def test_a_gradient_that_is_no_tensor(oracle, ag, case):
+    """torch: "gradients can be either Tensors or None, but got float" (a TypeError)."""
+    same_error_as_torch(oracle, ag, lambda lib: NOT_A_GRADIENT[case](lib, lib.tensor(array(1.0, 2.0), requires_grad=True)))
 
 
 # --- outputs that do not require grad ----------------------------------------------------------

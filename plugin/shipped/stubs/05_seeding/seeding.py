@@ -34,6 +34,9 @@ def make_root_grads(outputs, grad_outputs):
           does not require grad (ag.ones_like(output) or output.new_ones(output.shape)), made
           afresh for every call: a hook may change a seed in place.
     - g is None and the output does not require grad: no error here (see below).
+    - g is anything else (a number, a list): TypeError("gradients can be either Tensors or
+          None, but got float"), with the name of g's type.
+    Entries of grad_outputs beyond the last output are not looked at (torch zips the two).
 
     Then, only after every seed has been made (torch's order), each output must require
     grad, else RuntimeError("element i of tensors does not require grad and does not have
