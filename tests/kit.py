@@ -89,6 +89,21 @@ def assert_done(result, slug):
     assert passed == total, tests
 
 
+# Pre-order: a node is listed when first met, so in a diamond the shared node can come before
+# one of the nodes that feed it.
+PRE_ORDER_TOPOSORT = '''
+def topological_order(roots):
+    order, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+    return order
+'''
+
 # The lesson's first answer to kata 03, which most learners write: a depth-first search,
 # post-order, reversed, with an explicit stack (the model solution sorts the nodes newest
 # first instead, for torch's order). A correct learner's file, and a base for planted mistakes.
@@ -159,3 +174,19 @@ def topological_order(roots):
     order.reverse()
     return order
 '''
+
+
+def pointed_message(result, said):
+    """The one line of the failure a table line points to ("shown in full above (test_x)"):
+    the message the table says where pytest prints no failure (--tb=no, the JSON report), read
+    from the run's reports; `said` as it is when it is a message itself. The test named must
+    be the one shown in full above the table."""
+    from plugin.grading.table import SHOWN_ABOVE
+
+    if not said.startswith(SHOWN_ABOVE):
+        return said
+    name = said[len(SHOWN_ABOVE):].strip()[1:-1]
+    out = "\n".join(result.outlines)
+    assert re.search(rf"^_+ {re.escape(name)} _+$", out, re.M), f"{name} is not shown in full above:\n{out}"
+    reports = result.reprec.getreports("pytest_runtest_logreport")  # an in-process run's
+    return next(r.kata_message for r in reports if r.failed and r.nodeid.split("::")[-1] == name)

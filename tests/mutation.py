@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, settings
 
-from kit import assert_done, kata_row, write_learner_file
+from kit import assert_done, kata_row, pointed_message, write_learner_file
 
 # Registered here, in the process that runs the planted runs (pytester's in-process runs share
 # hypothesis's registry); otherwise like the plugin's profile: derandomized, no database.
@@ -99,14 +99,15 @@ WORDLESS = ("Regex pattern did not match", "assert ", "failed (no message)")
 
 
 def first_failure_line(result, kata):
-    """The message of the table's "first failure:" line under `kata`'s row."""
+    """The message of the table's "first failure:" line under `kata`'s row (where it points to
+    the failure shown in full above, that failure's one line: what the table says without it)."""
     lines = result.outlines
     row = next(i for i, line in enumerate(lines) if line.startswith(f"  {kata} "))
     for line in lines[row + 1:]:
         if not line.startswith("    "):
             break
         if "first failure" in line:  # "first failure: " or "first failure (N tests): "
-            return line.split(": ", 1)[1].strip()
+            return pointed_message(result, line.split(": ", 1)[1].strip())
     return None
 
 

@@ -60,7 +60,7 @@ def test_the_input_slot_counts_as_the_rules_tuple(oracle):
         return grad_a, grad_b
     message = mismatch(oracle, {"mul_backward": typo}, lambda lib, x: 3.0 * x, op="3 * x", x=X)
     # the engine's 3 * x is mul(3, x): x is item 1 of the rule's tuple (torch's is mul(x, 3))
-    assert "for its input 1 (item 1 of the tuple its rule returns)" in message, message
+    assert "for its input 1 (item 1 of the tuple your mul_backward (rules.py) returns)" in message, message
 
 
 def test_2_minus_x_blames_sub_though_torch_calls_it_rsub(oracle):

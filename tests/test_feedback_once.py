@@ -1,6 +1,6 @@
 """Say it once (issue 15, section 2): the hint, an import error and pytest-benchmark's output
 are shown once, not under every failure."""
-from kit import DEPTH_FIRST_TOPOSORT, learner_source, make_checkout, write_learner_file
+from kit import DEPTH_FIRST_TOPOSORT, learner_source, make_checkout, pointed_message, write_learner_file
 
 KATA = "01_elementwise_rules"
 SIGN_ERROR = learner_source("rules").replace("return grad, -grad", "return grad, grad")
@@ -41,8 +41,10 @@ def test_an_import_error_shows_once_without_kit_frames(checkout):
     assert errors > 10, out
     assert out.count("ERROR at setup of") == 1, out
     shown = "\n".join(line for line in result.outlines if not line.startswith("ERROR katas/"))
-    # the failure and the table's row (pytest's short summary, which newer pytest fills, aside)
-    assert shown.count("SyntaxError: invalid syntax") == 2, out
+    # once, in the failure; the table's row points to it (pytest's short summary, which newer
+    # pytest fills, aside)
+    assert shown.count("SyntaxError: invalid syntax") == 1, out
+    assert f"first failure ({errors} tests): shown in full above (test_" in out, out
     assert f"the same error stops all {errors} tests of this kata" in out
     assert "contextlib" not in out and "plugin/" not in out, out
     assert f"{errors} errors" in result.outlines[-1]  # every test still counted
@@ -111,8 +113,9 @@ def test_tests_failing_with_the_same_words_share_one_line(pytester):
     lines = [line.strip() for line in result.outlines if line.strip().startswith(("first failure", "also"))]
     assert len(lines) < failed, out
     first = lines[0]
-    assert first.startswith("first failure (") and "tests): your topological_order raised AttributeError" in first, out
-    said = [line.split(": ", 1)[1] for line in lines]
+    assert first.startswith("first failure (") and "tests): shown in full above" in first, out
+    said = [pointed_message(result, line.split(": ", 1)[1]) for line in lines]
+    assert said[0].startswith("your topological_order raised AttributeError"), out
     assert len(said) == len(set(said)), out
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import reference
-from kit import DEPTH_FIRST_TOPOSORT, kata_row, learner_source, make_checkout, write_learner_file
+from kit import DEPTH_FIRST_TOPOSORT, kata_row, learner_source, make_checkout, pointed_message, write_learner_file
 from mutation import BARE_EXCEPTION, NOT_PIECES
 from plugin.grading.oracle import KataMismatch, Oracle
 from plugin.grading.one_line import one_line
@@ -20,8 +20,9 @@ def oracle():
 
 
 def one_liners(result):
-    """Every failure's one line: the table's and the "also" lines (-v lists them all)."""
-    return [line.split(": ", 1)[1].strip() for line in result.outlines
+    """Every failure's one line: the table's and the "also" lines (-v lists them all); the
+    first failure's as the table says it where pytest shows no failure (--tb=no)."""
+    return [pointed_message(result, line.split(": ", 1)[1].strip()) for line in result.outlines
             if re.match(r"(first failure|also)( \(\d+ tests\))?: ", line.strip())]
 
 
@@ -187,7 +188,7 @@ def test_the_table_shows_the_one_line(pytester):
                        learner_source("rules").replace("return grad, -grad", "return grad, grad"))
     result = pytester.runpytest("--kata", "1", "-p", "no:randomly", "-k", "test_sub")
     assert kata_row(result, "01_elementwise_rules")[1] == "in progress"
-    line = next(l for l in result.outlines if "first failure: " in l)
+    line = pointed_message(result, next(l for l in result.outlines if "first failure: " in l).split(": ", 1)[1])
     assert "KataMismatch" not in line, line
     assert "a - b: the gradient of `b` differs from torch's (expected" in line and "got" in line, line
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from kit import learner_source, make_checkout, write_learner_file
+from kit import PRE_ORDER_TOPOSORT, learner_source, make_checkout, pointed_message, write_learner_file
 
 LONG = 40  # a line (or run of words) this long that appears twice is a repeat, not chance
 
@@ -44,7 +44,7 @@ def graded(pytester, kata):
     write_learner_file(pytester, folder, f"{module}.py", source.replace(old, new))
     result = pytester.runpytest("--kata", str(int(kata)), "-p", "no:randomly", "-k", selector)
     assert result.ret == 1, result.stdout.str()
-    return result.stdout.str()
+    return result
 
 
 def failure_shown(out):
@@ -79,7 +79,7 @@ def repeats(section):
 
 @pytest.mark.parametrize("kata", list(WALK))
 def test_no_failure_shows_a_thing_twice(pytester, kata):
-    out = graded(pytester, kata)
+    out = graded(pytester, kata).stdout.str()
     section = failure_shown(out)
     assert not repeats(section), f"kata {kata} shows twice: {repeats(section)}\n{section}"
     assert "<module 'reference'" not in out, section  # the engine is the learner's
@@ -91,22 +91,22 @@ def test_no_failure_shows_a_thing_twice(pytester, kata):
 def test_a_learners_error_sits_under_the_kits_sentence(pytester):
     """Kata 05: torch's error first, the learner's once under it with the line that raised
     it; the table's line cuts between words."""
-    out = graded(pytester, "05")
+    result = graded(pytester, "05")
+    out = result.stdout.str()
     section = failure_shown(out)
     theirs = section.index("torch raises RuntimeError: grad can be implicitly created only for scalar outputs")
     mine = section.index("your make_root_grads raised RuntimeError: element 0 of tensors does not require grad")
     assert theirs < mine, section
     assert section.count("element 0 of tensors does not require grad") == 1, section
     assert "katas/05_seeding/seeding.py, line" in section, section
-    table = out[out.index("Autograd Katas"):]
-    line = next(l for l in table.splitlines() if "first failure" in l)
+    line = pointed_message(result, first_failure_of_table(out).split(": ", 1)[1])  # the table's, with --tb=no
     for cut in re.findall(r"(\w+)…", line):  # a word cut short is not one of the message's words
         assert re.search(rf"\b{cut}\b", section), (cut, line)
 
 
 def test_the_engine_a_hypothesis_test_gets_shows_once(pytester):
     """Kata 03: hypothesis's wrapper frame (the @given lines a second time) is not shown."""
-    section = failure_shown(graded(pytester, "03"))
+    section = failure_shown(graded(pytester, "03").stdout.str())
     assert section.count("@given(") == 1, section
     assert section.count("ag = <engine: your pieces + the reference's>") == 1, section
 
@@ -114,18 +114,22 @@ def test_the_engine_a_hypothesis_test_gets_shows_once(pytester):
 def test_a_gpu_twin_shares_its_cpu_twins_line(pytester):
     """Kata 01: the CPU and GPU versions of one check fail alike: one table line, "(2 tests)",
     as float32/float64 twins do."""
-    out = graded(pytester, "01")
+    result = graded(pytester, "01")
+    out = result.stdout.str()
     table = out[out.index("Autograd Katas"):]
-    assert "first failure (2 tests): base ** exponent with zeros in the base" in table, table
+    line = first_failure_of_table(out)
+    assert line.startswith("first failure (2 tests): "), table
+    assert pointed_message(result, line.split(": ", 1)[1]).startswith("base ** exponent with zeros in the base"), line
     assert "also:" not in table, table
 
 
 def test_a_compared_value_says_what_was_compared(pytester):
     """Kata 06: retain_grad without a copy: the message names the value compared and what
     the contract asks, in the full failure and in the table's line."""
-    out = graded(pytester, "06")
-    line = next(l for l in out.splitlines() if "first failure" in l)
-    assert "y.grad after retain_grad" in line and "the result" not in line, line
+    result = graded(pytester, "06")
+    out = result.stdout.str()
+    line = pointed_message(result, first_failure_of_table(out).split(": ", 1)[1])
+    assert "y.grad (retained), after the seed was changed in place, differs" in line and "the result" not in line, line
     assert "retain_grad must keep a copy of the first gradient" in failure_shown(out), out
 
 
@@ -193,3 +197,178 @@ def test_a_long_one_line_is_cut_between_words():
                            "  the engine raised RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn")
     for cut in re.findall(r"(\w+)…", torch_words):
         assert cut in ("scalar", "and", "grad", "require", "does", "not", "have", "a"), torch_words
+
+
+# --- the second blind walk (BLIND-WALK-2.md): its planted mistakes, on the model solutions -------
+
+# kata: (folder, module, old, new): each mistake the second walk planted
+WALK2 = {
+    "01": ("01_elementwise_rules", "rules", "    (out,) = ctx.saved_tensors\n    return (grad * out * (1 - out),)",
+           "    (x,) = ctx.saved_tensors\n    s = 1 / (1 + (-x).exp())\n    return (grad * s * (1 - s),)"),
+    "03": ("03_toposort", "toposort", None, None),  # a pre-order walk in place of the model's
+    "05": ("05_seeding", "seeding", "output.numel() != 1", "output.ndim != 0"),
+    "07": ("07_retain_graph", "saved", "        self._tensors = self._versions = self._outputs = None\n        self._released = True",
+           "        self._released = True"),
+    "09": ("09_higher_order", "higher_order", "grad_outputs=ag.ones_like(scores), create_graph=True)",
+           "grad_outputs=ag.ones_like(scores))"),
+}
+
+
+def planted(pytester, kata):
+    folder, module, old, new = WALK2[kata]
+    source = learner_source(module)
+    if old is None:
+        source = source.replace("def topological_order(roots):", PRE_ORDER_TOPOSORT.strip("\n") + "\n\n\ndef _model_order(roots):")
+    else:
+        assert source.count(old) == 1, f"the planted mistake no longer applies to kata {kata}: {old!r}"
+        source = source.replace(old, new)
+    make_checkout(pytester, katas=[folder])
+    write_learner_file(pytester, folder, f"{module}.py", source)
+
+
+def graded2(pytester, kata, selector, *options):
+    planted(pytester, kata)
+    result = pytester.runpytest("--kata", str(int(kata)), "-p", "no:randomly", "-k", selector, *options)
+    assert result.ret == 1, result.stdout.str()
+    return result
+
+
+def first_failure_of_table(out):
+    table = out[out.index("Autograd Katas"):]
+    return next(line.strip() for line in table.splitlines() if "first failure" in line)
+
+
+@pytest.mark.parametrize("kata, selector", [("01", "test_unary and sigmoid"), ("05", "one_element_output"),
+                                            ("07", "saved_arrays_die"), ("09", "penalty_gradients_reach")])
+def test_the_tables_first_failure_points_to_the_one_shown_above(pytester, kata, selector):
+    """The first failure is shown in full right above the table: the table's line names its
+    test instead of saying its message a second time."""
+    out = graded2(pytester, kata, selector).stdout.str()
+    section = failure_shown(out)
+    shown = re.search(r"^_+ (\S.*?) _+$", section, re.M).group(1)
+    line = first_failure_of_table(out)
+    assert re.fullmatch(rf"first failure( \(\d+ tests\))?: shown in full above \({re.escape(shown)}\)", line), line
+    errors = [l[1:].strip() for l in section.splitlines() if l.startswith("E ") and len(l[1:].strip()) >= LONG]
+    table = out[out.index("Autograd Katas"):]
+    assert not any(e[:LONG] in table for e in errors), table
+
+
+@pytest.mark.parametrize("options", [("--tb=no",), ("--tb=line",)], ids=["tb-no", "tb-line"])
+def test_where_no_failure_is_shown_the_table_keeps_its_message(pytester, options):
+    """--tb=no (katas progress/report/hint) or --tb=line print no message in full: the table's
+    line is then the only place a learner reads it."""
+    out = graded2(pytester, "09", "penalty_gradients_reach", *options).stdout.str()
+    assert "the penalty does not require grad" in first_failure_of_table(out), out
+    assert "shown in full above" not in out, out  # nor does the Next line send the learner there
+
+
+def test_a_child_that_died_printed_none_of_its_failures():
+    """A supervised child killed before its summary printed no failure: the table says the
+    messages of the katas it graded (they are not "shown above")."""
+    from plugin.grading.results import KataResult, TestResult
+    from plugin.supervisor.run import ChildOutcome, Supervisor
+
+    result = KataResult("01_elementwise_rules")
+    result.add(TestResult("katas/01/test_rules.py::test_a", ("katas/01/test_rules.py", 1), "failed", "the words", printed=True))
+    supervisor = Supervisor.__new__(Supervisor)
+    supervisor.graded_katas, supervisor.cached, supervisor.hints, supervisor.tampered = False, {}, {}, set()
+    supervisor.unreadable, supervisor.results, supervisor.crashed, supervisor.limit_s = 0, {}, {}, 60.0
+    outcome = ChildOutcome(finished={result.slug: result}, returncode=-9)
+    supervisor._gather(outcome, None)
+    assert not supervisor.results[result.slug].tests["katas/01/test_rules.py::test_a"].printed
+
+
+def test_a_learners_error_is_shown_once_under_the_kits_sentence_whatever_the_mistake(pytester):
+    """Kata 05 with `ndim != 0`: the learner's RuntimeError is raised under a kata test's call,
+    which raises the kit's sentence from it: no chained traceback, the learner's words once
+    (the raise line quotes them as said above), the learner's file and line kept."""
+    out = graded2(pytester, "05", "one_element_output").stdout.str()
+    section = failure_shown(out)
+    assert "The above exception was the direct cause" not in section, section
+    assert section.count("grad can be implicitly created only for scalar outputs") == 1, section
+    assert "at katas/05_seeding/seeding.py, line" in section and "in make_root_grads" in section, section
+    assert section.index("but torch seeds this without error") < section.index("at katas/05_seeding/seeding.py"), section
+
+
+def test_hypothesis_draws_go_where_the_kit_prints_the_inputs(pytester):
+    """Kata 01: `inputs of this call` names the input; hypothesis's `Draw 1:` would again."""
+    section = failure_shown(graded2(pytester, "01", "test_unary and sigmoid").stdout.str())
+    assert "inputs of this call: x=" in section, section
+    assert "Draw 1" not in section, section
+
+
+def test_a_message_left_out_of_the_source_says_where_it_is(pytester):
+    """Kata 09: the assert's words are in the error under the source; the source says so."""
+    section = failure_shown(graded2(pytester, "09", "penalty_gradients_reach").stdout.str())
+    assert '"…"' not in section, section
+    assert '"(message below)"' in section, section
+
+
+def test_a_wrong_gradient_inside_a_forward_result_is_said_as_one(pytester):
+    """Kata 01: a result that holds a first derivative (autograd.grad inside it) differs
+    because of a backward rule; the forward agrees (the model pieces give torch's result)."""
+    out = graded2(pytester, "01", "float32_stays_float32").stdout.str()
+    assert "the result (forward) differs" not in out, out
+    line = first_failure_of_table(out) + "\n" + failure_shown(out)
+    assert "to second order: the gradient taken inside it differs from torch's (the forward agrees)" in line, out
+
+
+def test_the_learners_function_is_named_beside_its_node(pytester):
+    """Katas 01 and 03 name the function to open, as kata 02 does."""
+    section = failure_shown(graded2(pytester, "01", "test_unary and sigmoid").stdout.str())
+    assert ("SigmoidBackward0 received the right gradient but returned a wrong one for its input 0 (item 0 of "
+            "the tuple your sigmoid_backward (rules.py) returns)") in section, section
+    section = failure_shown(graded2(pytester, "03", "diamond").stdout.str())
+    assert "your topological_order (toposort.py) lists MulBackward0 after SigmoidBackward0" in section, section
+
+
+def test_a_memory_ratio_is_said_alike_everywhere(pytester):
+    """Kata 07: the speed column and the failure give the same ratio, rounded alike."""
+    out = graded2(pytester, "07", "memory").stdout.str()
+    ratios = set(re.findall(r"(\d+\.\d+)x", out[out.index("Autograd Katas"):]))
+    assert len(ratios) == 1, out
+
+
+def test_long_arrays_and_sentences_are_cut_whole():
+    """A one line that is too long keeps each array's first elements with its brackets closed,
+    then cuts at a sentence's end or between words, never inside a word or an array."""
+    from plugin.grading.one_line import one_line
+
+    line = one_line("every rule, float32, to second order: the result differs from torch's\n"
+                    "  expected [[ 6.20434, 9.49411, 5.92957], [11.72291, 6.40593, 4.24091], [1.5, 2.5, 3.5]]\n"
+                    "  got      [[ 6.24483, 9.59548, 5.96515], [11.89141, 6.5, 4.3], [1.5, 2.5, 3.5]]")
+    assert "(expected [[ 6.20434, 9.49411, 5.92957], …], got [[ 6.24483, 9.59548, 5.96515], …])" in line, line
+    line = one_line("x.sum(dim=1) with x of shape (2, 1): your sum_backward raised RuntimeError: The expanded size of "
+                    "the tensor (1) must match the existing size (2) at non-singleton dimension 1.  Target sizes: "
+                    "[2, 1].  Tensor sizes: [2]")
+    assert line.endswith(("dimension 1. …", "Target sizes: [2, 1]. …")), line  # at a sentence's end
+
+
+@pytest.mark.parametrize("chained", ["from", "during"])
+def test_any_error_raised_from_a_learners_error_shows_it_once_under_the_sentence(tmp_path, chained):
+    """The mechanism, whatever the test and the mistake: a failure raised from (or while
+    handling) an error of the learner's code carries that error under its own sentence (which
+    piece, the file and line), and no chain is shown."""
+    import importlib.util
+
+    from plugin.grading import outcomes
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("def piece(x):\n    return x + 1\n")
+    spec = importlib.util.spec_from_file_location("mine", mine)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        try:
+            module.piece("a string")
+        except TypeError as error:
+            if chained == "from":
+                raise AssertionError("the kit's sentence: piece(x) must add one") from error
+            raise AssertionError("the kit's sentence: piece(x) must add one")
+    except AssertionError as failure:
+        caught = failure
+    assert outcomes.learners_error_under(caught, {mine.resolve()})
+    message = str(caught)
+    assert message.startswith("the kit's sentence: piece(x) must add one\n  your piece raised TypeError: "), message
+    assert "mine.py, line 2, in piece: return x + 1" in message, message
+    assert caught.__cause__ is None and caught.__suppress_context__, message

@@ -5,7 +5,8 @@ graded: the kata must not come out done. Correct solutions
 written differently must come out done."""
 import pytest
 
-from kit import DEPTH_FIRST_TOPOSORT, RECURSIVE_TOPOSORT, VISITED_LIST_TOPOSORT, assert_stubs_all_todo, learner_source
+from kit import (DEPTH_FIRST_TOPOSORT, PRE_ORDER_TOPOSORT as PRE_ORDER, RECURSIVE_TOPOSORT, VISITED_LIST_TOPOSORT,
+                 assert_stubs_all_todo, learner_source)
 from mutation import Mutant, assert_caught, assert_correct_is_done
 from test_plugin import KAHN
 
@@ -21,21 +22,6 @@ def replaced_by(solution):
     """A mutant that puts a whole wrong function first (the reference's is renamed away)."""
     return solution.strip("\n") + "\n\n\ndef _unused(roots):\n"
 
-
-# Pre-order: a node is listed when first met, so in a diamond the shared node can come before
-# one of the nodes that feed it.
-PRE_ORDER = '''
-def topological_order(roots):
-    order, seen, stack = [], set(), [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        stack.extend(child for child, _ in node.next_functions if child is not None)
-    return order
-'''
 
 # Breadth-first from the roots: right on trees, wrong when two paths to a node differ in length.
 BREADTH_FIRST = '''
@@ -110,7 +96,7 @@ MUTANTS = [
     Mutant("keeps its visited set between calls", '    """Every node reachable from `roots` once, each before the nodes in its next_functions."""\n'
            "    visited = set()\n", "    visited = _VISITED  # one set for every call\n", expect="missing from the order"),
     # "a 100,000-deep chain (no recursion)"
-    Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="recursed too deep"),
+    Mutant("recurses", HEADER, replaced_by(RECURSIVE_TOPOSORT), expect="use an explicit stack or queue instead of recursion"),
     # "time proportional to the number of nodes and edges"
     Mutant("keeps the nodes it has seen in a list, as the lesson warns", HEADER, replaced_by(VISITED_LIST_TOPOSORT),
            expect="looks quadratic"),

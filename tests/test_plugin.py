@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from kit import RECURSIVE_TOPOSORT as RECURSIVE, reference_source, table_rows, write_learner_file
+from kit import RECURSIVE_TOPOSORT as RECURSIVE, pointed_message, reference_source, table_rows, write_learner_file
 
 KAHN = '''
 from collections import deque
@@ -124,7 +124,9 @@ def test_a_recursive_solution_fails_the_deep_chain_with_a_reason(checkout):
     result = checkout.runpytest("--kata", "3")
     assert result.ret == 1
     assert rows(result)["03_toposort"][1] == "in progress"
-    assert "recursed too deep (RecursionError): use an explicit stack" in result.stdout.str()
+    assert "Fix: use an explicit stack or queue instead of recursion" in result.stdout.str()  # in full
+    line = next(l for l in result.outlines if "first failure" in l).split(": ", 1)[1]
+    assert pointed_message(result, line).startswith("recursed too deep (RecursionError): use an explicit stack")
 
 
 def test_a_quadratic_solution_is_flagged_slow(checkout):

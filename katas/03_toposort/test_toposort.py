@@ -31,7 +31,7 @@ def assert_valid_order(order, roots):
     expected = reachable(roots)
     positions = {}
     for index, node in enumerate(order):
-        assert node not in positions, f"{node.name()} appears twice in the order"
+        assert node not in positions, f"{node.name()} appears twice in the order your topological_order (toposort.py) returns: each node once"
         positions[node] = index
     missing = expected - set(positions)
     extra = set(positions) - expected
@@ -40,7 +40,8 @@ def assert_valid_order(order, roots):
     for node in order:
         for child in children(node):
             assert positions[node] < positions[child], (
-                f"{node.name()} must come before {child.name()}, which it sends its gradient to"
+                f"your topological_order (toposort.py) lists {node.name()} after {child.name()}, which it "
+                f"sends its gradient to: {node.name()} must come before {child.name()}"
             )
 
 

@@ -429,7 +429,8 @@ def test_retain_grad_without_any_hook(oracle):
 
 
 def test_retain_grad_keeps_a_copy_of_the_first_gradient(oracle):
-    """h.grad must not be the seed (or a buffer) itself: changing the seed later leaves it."""
+    """y.grad must be a copy, not the seed (or a buffer) itself: a change to the seed made
+    later must not reach it."""
 
     def retained(lib, x):
         y = x * 2
@@ -440,7 +441,7 @@ def test_retain_grad_keeps_a_copy_of_the_first_gradient(oracle):
             seed.mul_(5)
         return y.grad
 
-    oracle.compare(retained, x=array(0.5, -1.0), what="y.grad after retain_grad, once the seed was changed in place",
+    oracle.compare(retained, x=array(0.5, -1.0), what="y.grad (retained), after the seed was changed in place,",
                    why="retain_grad must keep a copy of the first gradient (grad.clone()), not the gradient "
                        "itself: the seed or a buffer it came from may change later")
 

@@ -45,7 +45,7 @@ def test_peak_memory_of_training_steps(ag, request):
     report_verdict(request, f"peak memory {mine / theirs:.2f}x reference")
     assert mine <= 1.5 * theirs, (
         f"peak memory {mine / 1e6:.1f} MB, the reference's {theirs / 1e6:.1f} MB "
-        f"({mine / theirs:.1f}x): the saved arrays of step 1's graph are still alive after its "
+        f"({mine / theirs:.2f}x): the saved arrays of step 1's graph are still alive after its "
         f"backward, because `loss` still holds the graph and the graph still holds what was saved. "
         f"release() must drop them (a backward without retain_graph frees them)."
     )

@@ -33,6 +33,12 @@ _LIBRARIES = tuple(
 _LAST_RETURN = {}
 
 
+def last_return():
+    """(name, what it returned) of the learner piece that returned last, or None: a new
+    object after every call, so a caller can tell whether a piece ran between two reads."""
+    return _LAST_RETURN.get("piece")
+
+
 def forget_returns():
     """A new test: what a piece returned in the last one says nothing about this one. (The
     guard around each learner piece, outcomes.guard, fills _LAST_RETURN: one dict store.)"""
@@ -47,6 +53,15 @@ def explain(error, learner_paths=frozenset()):
         return _explain(error, learner_paths)
     except Exception:  # noqa: BLE001 (whatever the learner's objects do when read)
         return None if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+
+
+def learner_raised(error, learner_paths=frozenset()):
+    """"your X raised T: message", with the learner's frames (file, line, source), when the
+    learner's own code is in `error`'s traceback; None when it is not. Never raises."""
+    try:
+        return _learner_raised(error, list(_frames(error, learner_paths)))
+    except Exception:  # noqa: BLE001 (whatever the learner's objects do when read)
+        return None
 
 
 def _explain(error, learner_paths):

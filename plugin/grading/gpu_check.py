@@ -19,7 +19,7 @@ import numpy as np
 
 from ..manifest import learner_file_paths
 from . import blame, graph_view
-from .oracle import Constant, KataMismatch, torch_module
+from .oracle import FORWARD, Constant, KataMismatch, piece_ran_since, said_inside, torch_module
 
 DEVICE = "cuda"
 TOLERANCES = types.MappingProxyType({np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-7, 1e-10)})
@@ -51,12 +51,14 @@ def _where(t):
     return str(getattr(t, "device", "?"))
 
 
-def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs):
+def check_grads_on_gpu(ag, fn, op, result_name=FORWARD, **inputs):
     __tracebackhide__ = True
     where = f"{op} on the GPU ({DEVICE})"
     ours = {name: ag.tensor(_array(v), requires_grad=_wants_grad(v), device=DEVICE) for name, v in inputs.items()}
+    before = blame.last_return()
     try:
         actual = fn(ag, **ours)
+        piece = piece_ran_since(before)
         _on_the_device(f"{where}: {result_name}", actual)
         seed = None if actual.numel() == 1 else _seed(tuple(actual.shape))
         actual.backward(None if seed is None else ag.tensor(seed.astype(_on_host(actual).dtype), device=DEVICE))
@@ -70,7 +72,15 @@ def check_grads_on_gpu(ag, fn, op, result_name="the result (forward)", **inputs)
     theirs = {name: torch.tensor(_array(v).astype(np.float64) if _array(v).dtype.kind == "f" else _array(v),
                                  requires_grad=_wants_grad(v)) for name, v in inputs.items()}
     expected = fn(torch, **theirs)
-    _same_numbers(f"{where}: {result_name}", _on_host(expected), actual)
+    try:
+        _same_numbers(f"{where}: {result_name}", _on_host(expected), actual)
+    except KataMismatch as mismatch:
+        def rerun():
+            return _on_host(fn(ag, **{name: ag.tensor(_array(v), requires_grad=_wants_grad(v), device=DEVICE)
+                                      for name, v in inputs.items()}))
+
+        raise KataMismatch(said_inside(str(mismatch), f"{where}: {result_name}", piece, result_name == FORWARD,
+                                       rerun, _on_host(expected))) from None
     expected.backward(None if seed is None else torch.tensor(seed))
     for name, value in inputs.items():
         if _wants_grad(value):

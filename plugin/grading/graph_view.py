@@ -110,7 +110,7 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
             if expected is not None and not _close(mine, expected, rtol, atol):
                 return node, (
                     f"{node_name(node)} received the right gradient but returned a wrong one "
-                    f"for its input {k} (item {k} of the tuple its rule returns){_culprit(node, k)}:\n"
+                    f"for its input {k} (item {k} of the tuple {_whose(node)} returns){_culprit(node, k)}:\n"
                     f"      received {abbreviate(ours[0])}\n"
                     f"      expected {abbreviate(expected)}\n      got      {abbreviate(mine)}"
                 )
@@ -121,6 +121,18 @@ def is_reference(piece_name):
     from reference import pieces
 
     return getattr(pieces.active, piece_name, None) is pieces.REFERENCE.get(piece_name)
+
+
+def _whose(node):
+    """"your sigmoid_backward (rules.py)" for a node whose rule is the learner's: the function
+    to open; "its rule" where the engine runs the model solution's."""
+    from ..manifest import katas
+
+    rule = getattr(getattr(node, "kind", None), "rule", None)
+    if not rule or is_reference(rule):
+        return "its rule"
+    kata = next((k for k in katas() if rule in k.pieces), None)
+    return f"your {rule}{f' ({kata.learner_file})' if kata else ''}"
 
 
 def _culprit(node, k):

@@ -27,12 +27,37 @@ def one_line(message, limit=LIMIT):
 
 
 def shorten(line, limit=LIMIT):
-    """`line` on one line, at most `limit` characters, cut between words where one is near."""
+    """`line` on one line, at most `limit` characters: long arrays first keep their first
+    elements (`[[1., 2.], …]`), then the line is cut between words, at a sentence's end
+    where one is near, never inside a word or an array."""
     line = " ".join(line.split())
     if len(line) <= limit:
         return line
-    cut = line.rfind(" ", limit - 20, limit)
-    return line[: cut if cut != -1 else limit - 1].rstrip(" ,;:") + "…"
+    line = _ARRAY.sub(lambda found: _first_elements(found.group(0)), line)
+    if len(line) <= limit:
+        return line
+    spaces = [i for i in range(limit - 60, limit) if i > 0 and line[i] == " " and _depth(line, i) == 0]
+    ends = [i for i in spaces if line[i - 1] == "." and i >= limit - 30]  # a sentence's end, near
+    cut = (ends or spaces or [line.rfind(" ", 0, limit)])[-1]
+    kept = line[: cut if cut > 0 else limit - 1].rstrip(" ,;:")
+    return kept + (" …" if kept.endswith(".") else "…")
+
+
+_ARRAY = re.compile(r"\[[-\d\s.,\[\]e+infa]{40,}\]")  # an array of numbers, as numpy prints it
+ARRAY_KEPT = 30
+
+
+def _first_elements(array):
+    """A long printed array cut after an element near its start: `[[1., 2.], [3., …]]`."""
+    cut = max((i for i in range(1, min(ARRAY_KEPT, len(array))) if array[i] == "," and array[i + 1] == " "), default=None)
+    if cut is None:
+        return array
+    return f"{array[:cut]}, …{']' * _depth(array, cut)}"
+
+
+def _depth(text, at):
+    """How many brackets are open at `at` in `text`."""
+    return sum(1 if c in "[(" else -1 if c in "])" else 0 for c in text[:at])
 
 
 def _said(lines):

@@ -29,7 +29,7 @@ import numpy as np
 
 from reference import pieces as seam
 
-from ..guards import tracers, tripwire
+from ..guards import time_limit, tracers, tripwire
 from ..manifest import learner_file_paths
 from . import blame, graph_picture, graph_view
 
@@ -90,6 +90,9 @@ def _seed_for(shape):
     return rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
 
 
+FORWARD = "the result (forward)"  # what check_grads compares first, unless a test names it
+
+
 class Oracle:
     def __init__(self, engine):
         self.ag = engine
@@ -99,7 +102,7 @@ class Oracle:
 
     # --- gradients ---------------------------------------------------------------------
 
-    def check_grads(self, fn, op=None, result_name="the result (forward)", **inputs):
+    def check_grads(self, fn, op=None, result_name=FORWARD, **inputs):
         """`result_name` says what fn returns where it is not a forward result (a first
         derivative, for a test of second derivatives)."""
         __tracebackhide__ = True
@@ -123,7 +126,11 @@ class Oracle:
             tracers.remove_foreign()  # the learner's code is done: nothing may watch what follows
             actual["grads"] = {name: _frozen(leaf._grad) for name, leaf in actual["tensors"].items()}
             expected = self._run_backward(torch_module(), fn, inputs, float64=True)
-            self._compare_outputs(op, result_name, expected, actual)
+            try:
+                self._compare_outputs(op, result_name, expected, actual)
+            except KataMismatch as mismatch:
+                raise KataMismatch(self._what_differs(str(mismatch), op, result_name, fn, inputs, expected,
+                                                      actual)) from None
             for name in inputs:
                 if _wants_grad(inputs[name]):
                     self._compare_grad(op, name, inputs, expected, actual)
@@ -135,8 +142,10 @@ class Oracle:
 
     def _run_backward(self, lib, fn, inputs, float64):
         tensors = _make_inputs(lib, inputs, float64)
+        before = blame.last_return()
         out = fn(lib, **tensors)
         run = {"tensors": tensors, "out": out, "value": _numpy(out)}
+        run["piece"] = piece_ran_since(before)  # a learner's piece ran inside fn (autograd.grad)
         if out.grad_fn is not None:
             run["root"] = out.grad_fn
         return run
@@ -171,6 +180,14 @@ class Oracle:
             for handle in handles:
                 handle.remove()
         return records
+
+    def _what_differs(self, message, op, result_name, fn, inputs, expected, actual):
+        """A forward result that differs said as what differs inside it (see said_inside)."""
+        def rerun():
+            return self._run_backward(self.ag, fn, inputs, float64=False)["value"]
+
+        return said_inside(message, f"{op}: {result_name}", actual.get("piece"), result_name == FORWARD,
+                           rerun, expected["value"])
 
     def _compare_outputs(self, op, result_name, expected, actual):
         __tracebackhide__ = True
@@ -376,6 +393,42 @@ def _torch_only(warning):
     # torch warns once per process that backward(create_graph=True) makes a reference cycle
     # (a C++ memory concern); whether it shows depends on what ran before, so it is not compared.
     return "create a reference cycle" in str(warning.message)
+
+
+def piece_ran_since(before):
+    """The learner piece that returned last since blame.last_return() gave `before`, or None."""
+    after = blame.last_return()
+    return after[0] if after is not None and after is not before else None
+
+
+def said_inside(message, heading, piece, forward, rerun, expected):
+    """`message` ("<heading> differs from torch's ...") of a forward result that a learner's
+    piece ran inside (a gradient taken with autograd.grad): said as what differs, once the
+    same call with the model solutions' pieces (`rerun()`, its value) gives torch's `expected`:
+    the forward operations agree. Else `message` as it is."""
+    said = f"{heading} differs from torch's"
+    if piece is None or not forward or not message.startswith(said) or not _agrees_with_model_pieces(rerun, expected):
+        return message
+    inside = ("the gradient taken inside it" if piece.endswith("_backward") or piece in _PASS_PIECES
+              else f"what your {piece} computed inside it")
+    head = heading[: -len(FORWARD)].rstrip(": ")
+    return f"{head}: {inside} differs from torch's (the forward agrees)" + message[len(said):]
+
+
+def _agrees_with_model_pieces(rerun, expected):
+    """Whether `rerun()` with the model solutions' pieces gives `expected` (never raises)."""
+    try:
+        with time_limit.not_counted(), seam.swapped(tripwire.unwired(list(seam.REFERENCE))):
+            value = np.asarray(rerun())
+        expected = np.asarray(expected)
+        return value.shape == expected.shape and graph_view._close(
+            value.astype(np.float64), expected.astype(np.float64), *_tolerance(value.dtype))
+    except Exception:  # noqa: BLE001 (a model piece refused, a course edition lacks one: nothing is known)
+        return False
+
+
+# The pieces of a backward pass that are not a node's rule: what they compute is a gradient too.
+_PASS_PIECES = ("unbroadcast", "topological_order", "accumulate_grad", "make_root_grads", "run_backward")
 
 
 def key_phrase(message):

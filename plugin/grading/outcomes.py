@@ -15,7 +15,7 @@ from ..guards.time_limit import RanAway, tb_line, with_lines
 # The time limit's run-time state, under private names: guard() reads it once per node, and
 # the tamper check takes this module's public values for settings (guards/tamper.py).
 from ..guards.time_limit import RUNNING as _RUNNING, TRIPPED as _TRIPPED
-from . import blame
+from . import blame, shown_source
 from .blame import _LAST_RETURN, remembered
 from .one_line import one_line, shorten
 
@@ -159,6 +159,35 @@ def explained(excinfo, learner_paths):
     if type(error).__name__ in ("KataMismatch", "LearnerFileError"):
         return None
     return blame.explain(error, learner_paths)
+
+
+def learners_error_under(error, learner_paths):
+    """A failure raised because the learner's code raised (a test's `raise ... from error`,
+    an error raised while handling it): pytest would print the learner's error first, raw,
+    then "The above exception was the direct cause of ...", then the kit's sentence. Instead
+    the learner's error goes under the sentence, once: the lines of it the sentence does not
+    say yet (which piece, its file and line), and the chain is not shown. True when it did."""
+    if not isinstance(error, BaseException):
+        return False
+    cause = error.__cause__ if error.__cause__ is not None else (
+        None if error.__suppress_context__ else error.__context__)
+    if cause is None or isinstance(cause, (NotImplementedError, Skipped)):
+        return False
+    told = blame.learner_raised(cause, learner_paths)
+    if told is None:
+        return False
+    message = str(error)
+    head, *where = told.splitlines()
+    if f"{type(cause).__name__}: {cause}".strip() in message:  # the sentence names the error: not again
+        head, where = "", [line for line in where if line.lstrip().startswith("at ")]
+    added = [line for line in ([head] if head else []) + where if line.strip() and line.strip() not in message]
+    if added:
+        said = " ".join(message.split())
+        added = [shown_source.without_said([line], said, placeholder=shown_source.SAID_ABOVE)[0] for line in added]
+        reword(error, "\n".join([message.rstrip()] + [f"  {line.strip()}" for line in added]))
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    return True
 
 
 def reword(error, sentence):

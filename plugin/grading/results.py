@@ -40,6 +40,9 @@ class TestResult:
     outcome: str  # passed, failed, todo, skipped
     message: str = ""
     speed: bool = False
+    # pytest printed this failure with its message (--tb's default, long or short) in a process
+    # that reached its summary: the table points to it instead of saying it again.
+    printed: bool = False
 
 
 @dataclass

@@ -61,12 +61,14 @@ def learner_file_message(excinfo):
 
 _FIXTURE_ARGUMENT = re.compile(r"^\s+\w+=<[^>]*>,?$")
 _HYPOTHESIS_NOTE = ("Falsifying example", "Failing test case")
+_DRAW_NOTE = re.compile(r"^Draw \d+(?: \([^)]*\))?: ")  # st.data()'s draws: the inputs again, as hypothesis prints them
 
 
 def plainer_failure(error):
     """Before a kata test's failure is shown: the kit's sentence once. hypothesis's note of the
-    failing case goes where the kit's message already names the inputs ("inputs of this
-    call"), and loses the fixtures' object addresses elsewhere (`oracle=<... at 0x...>`);
+    failing case, and its `Draw 1: ...` lines of st.data(), go where the kit's message already
+    names the inputs ("inputs of this call"); elsewhere the case loses the fixtures' object
+    addresses (`oracle=<... at 0x...>`);
     pytest's explanation of a rewritten assert goes where the assert has words of its own."""
     if error is None:
         return
@@ -75,9 +77,10 @@ def plainer_failure(error):
     if isinstance(notes, list):
         kept = []
         for note in notes:
-            if str(note).startswith(_HYPOTHESIS_NOTE):
-                if "inputs of this call:" in message:
-                    continue
+            hypothesis_case = str(note).startswith(_HYPOTHESIS_NOTE)
+            if (hypothesis_case or _DRAW_NOTE.match(str(note))) and "inputs of this call:" in message:
+                continue
+            if hypothesis_case:
                 note = "\n".join(line for line in str(note).splitlines() if not _FIXTURE_ARGUMENT.match(line))
             kept.append(note)
         notes[:] = kept

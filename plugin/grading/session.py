@@ -40,6 +40,8 @@ HYPOTHESIS_EXAMPLES = "_hypothesis_failing_examples"  # _hypothesis_pytestplugin
 SPEED_FIXTURE = "speed"
 GRAPH_SECTION = "The graph as a picture, yours and torch's"
 FUZZ_FIXTURE = "fuzz"
+# --tb styles that print a failure's message in full (E lines): not "line" (its first line) or "no"
+FAILURE_SHOWN = ("auto", "long", "short", "native")
 
 
 class Grading:
@@ -183,6 +185,8 @@ class Grading:
         explained = None
         if kata is not None and call.excinfo is not None and not at_stub:
             say_once.plainer_failure(call.excinfo.value)
+            # The learner's error a test raised its failure from: under the kit's sentence, once.
+            outcomes.learners_error_under(call.excinfo.value, self.learner_paths)
             # The piece behind an error raised far from it, named in the error's own words
             # (pytest shows them in full, and the one line comes from them).
             explained = outcomes.explained(call.excinfo, self.learner_paths)
@@ -320,6 +324,7 @@ class Grading:
                 outcome=outcome,
                 message=getattr(report, "kata_message", ""),
                 speed=getattr(report, "kata_speed_test", False),
+                printed=report.failed and self.config.getoption("tbstyle", "auto") in FAILURE_SHOWN,
             ))
 
     def _note_checks(self, result, report):

@@ -4,7 +4,7 @@ words its error message already says, and the engine the test runs named for wha
 pytest prints the source of each frame, then the error (the `E` lines). A test whose message
 is written out in its source (`assert ok, "the penalty does not require grad: ..."`, or the
 words handed to a check) would show the same sentence twice, once as code and once as the
-error: the source keeps `"…"` in its place. The engine a test gets is the reference module
+error: the source keeps `"(message below)"` in its place. The engine a test gets is the reference module
 with the learner's pieces in it; pytest would show it as `<module 'reference' from ...>`,
 which reads as if the model solution were graded.
 """
@@ -13,7 +13,8 @@ import re
 
 LEARNER_ENGINE = "<engine: your pieces + the reference's>"
 MODEL_ENGINE = "<engine: the model solutions>"
-SAID = '"…"'
+SAID = '"(message below)"'  # the words are in the error under the source
+SAID_ABOVE = '"(said above)"'  # a learner's line quoted in the error, under the sentence that says them
 SHORTEST = 20  # a shorter literal is code (a key, a name, a format), not the message's words
 
 _MODULE = re.compile(r"^<module 'reference' from .*>$")
@@ -37,20 +38,20 @@ def tidy(longrepr, learner_paths=frozenset(), engine=LEARNER_ENGINE):
             entry.lines = without_said(lines, message)
 
 
-def without_said(lines, message):
+def without_said(lines, message, placeholder=SAID):
     """The source `lines` with each literal whose words are in `message` (normalized spaces)
-    replaced by "…" (a short one too where it goes on from one replaced on the line above);
-    a line that starts with a replaced one joins the line above."""
+    replaced by `placeholder` (a short one too where it goes on from one replaced on the line
+    above); a line that starts with a replaced one joins the line above."""
     kept = []
     for line in lines:
         if line.startswith("E"):
             kept.append(line)
             continue
-        going_on = bool(kept) and kept[-1].rstrip().endswith(SAID)  # the words go on here
+        going_on = bool(kept) and kept[-1].rstrip().endswith(placeholder)  # the words go on here
         shortest = 1 if going_on else SHORTEST
-        shown = _LITERAL.sub(lambda found: SAID if _said_in(found, message, shortest) else found.group(0), line)
-        if going_on and shown != line and shown.strip().startswith(SAID):
-            kept[-1] = kept[-1].rstrip() + shown.strip()[len(SAID):]  # `"…", x=W)` joins `f(a, "…"`
+        shown = _LITERAL.sub(lambda found: placeholder if _said_in(found, message, shortest) else found.group(0), line)
+        if going_on and shown != line and shown.strip().startswith(placeholder):
+            kept[-1] = kept[-1].rstrip() + shown.strip()[len(placeholder):]  # `"(…)", x=W)` joins `f(a, "(…)"`
             continue
         kept.append(shown)
     return kept

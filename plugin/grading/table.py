@@ -14,6 +14,7 @@ STATUS_MARKUP = {DONE: {"green": True, "bold": True}, IN_PROGRESS: {"yellow": Tr
 MISSING = "file missing"  # the status cell of a kata whose learner file is gone
 REMEMBERED = "(remembered from an earlier run)"
 OTHERS_SHOWN = 8  # a kata's other failures listed in one line each (a 50-line terminal holds them)
+SHOWN_ABOVE = "shown in full above"
 _ADDRESS = re.compile(r" (?:object )?at 0x[0-9a-fA-F]+")  # differs between runs of one mistake
 
 
@@ -94,7 +95,9 @@ def next_step(statuses, results, chosen):
         if statuses.get(working.slug) == NOT_STARTED:
             return (f"Next: write the pieces of kata {working.slug} (katas/{working.slug}/{working.learner_file}); "
                     "each one you write turns its to-dos into tests",), {}
-        return (f"Next: fix the first failure of kata {working.slug} (shown in full above the table), save, "
+        first = results[working.slug].first_failure()
+        where = "shown in full above the table" if first is not None and first.printed else "its line in the table"
+        return (f"Next: fix the first failure of kata {working.slug} ({where}), save, "
                 f"and grade again; stuck? pytest --kata {working.number} --hint",), {}
     after = max((k.number for k in chosen if statuses.get(k.slug) == DONE), default=0)
     ordered = sorted(katas(), key=lambda k: (k.number <= after, k.number))  # the katas after a finished one first
@@ -147,11 +150,20 @@ def _notes(kata, status, result, verbose):
     shown = alike if verbose else alike[: 1 + OTHERS_SHOWN]
     for group in shown:
         count = f" ({len(group)} tests)" if len(group) > 1 else ""
-        kind = "first failure" if group[0] is failures[0] else "also"
-        yield f"{kind}{count}: {group[0].message}"
+        if group[0] is not failures[0]:
+            yield f"also{count}: {group[0].message}"
+        elif group[0].printed:  # its message is right above the table: point to it, not again
+            yield f"first failure{count}: {SHOWN_ABOVE} ({short_name(group[0].nodeid)})"
+        else:  # no failure text above (--tb=no, a process that died): the table is the only place
+            yield f"first failure{count}: {group[0].message}"
     hidden = sum(len(group) for group in alike[len(shown):])
     if hidden:
         yield f"(+{hidden} more failing; -v shows every failure in full)"
+
+
+def short_name(nodeid):
+    """A test's name without its file: `test_unary[sigmoid]`."""
+    return nodeid.split("::")[-1]
 
 
 def _alike(failures):
@@ -175,4 +187,4 @@ _NUMBERS = re.compile(r"\((?:expected|torch gives) .*$|\[[^\]]*\]")
 
 
 def _twin_key(message):
-    return " ".join(_NUMBERS.sub("", _ON_THE_GPU.sub("", message)).split())
+    return " ".join(_NUMBERS.sub("", _ON_THE_GPU.sub("", message)).split()).rstrip(" …")  # a cut line too

@@ -44,6 +44,7 @@ def to_test(data):
             outcome=str(data["outcome"]),
             message=str(data.get("message") or ""),
             speed=bool(data.get("speed", False)),
+            printed=bool(data.get("printed", False)),
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise ValueError(f"not a test record: {exc}") from None

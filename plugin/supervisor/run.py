@@ -341,6 +341,10 @@ class Supervisor:
             self.cached, self.hints = outcome.cached, outcome.hints
         self.tampered |= outcome.tampered
         self.unreadable += outcome.unreadable
+        if outcome.end is None:  # the child died before its summary: it printed none of its failures
+            for test in [t for r in outcome.finished.values() for t in r.tests.values()] + \
+                    [t for tests in outcome.tested.values() for t in tests]:
+                test.printed = False
         self.results.update(outcome.finished)
         if outcome.lingered:
             self._say("The grading process did not end after grading (a thread that a learner file "
