@@ -31,6 +31,7 @@ class Kata:
     functions: tuple = ()
     reference_module: str = ""  # the reference piece a finished learner compares with
     whole_engine: bool = False  # the capstone runs on every learner piece
+    changes_arguments: tuple = ()  # functions whose contract changes what they are given
 
     @property
     def slug(self):
@@ -95,7 +96,7 @@ ALL_KATAS = (
     Kata(10, "capstone", "capstone.py", whole_engine=True, functions=(
         "mlp_forward", "cross_entropy", "sgd_step", "train", "multitask_sequential",
         "multitask_summed", "grads_all_at_once", "grads_one_by_one",
-    ), reference_module="reference/solutions/capstone.py"),
+    ), changes_arguments=("sgd_step",), reference_module="reference/solutions/capstone.py"),
 )
 
 

@@ -141,7 +141,7 @@ MUTANTS = [
     Mutant("jacobian: works on the caller's x",
            "    x = x.detach().requires_grad_()  # differentiate at x's value; the caller's x is untouched\n",
            "    x = x.requires_grad_()\n",
-           expect="never on the caller's tensor"),
+           expect="its requires_grad went from False to True"),
     Mutant("jacobian: rows through backward() and .grad",
            JACOBIAN_ROW,
            "        flat.backward(ag.tensor(seed), retain_graph=not last)\n"
@@ -179,7 +179,7 @@ MUTANTS = [
     Mutant("hvp: works on the caller's x",
            "    x = x.detach().requires_grad_()\n    out = f(x)\n    if not out.requires_grad:  # f depends",
            "    x = x.requires_grad_()\n    out = f(x)\n    if not out.requires_grad:  # f depends",
-           expect="never on the caller's tensor"),
+           expect="its requires_grad went from False to True"),
     Mutant("hvp: the second gradient through backward() and .grad", HVP_BODY, HVP_BY_BACKWARD,
            expect="left a .grad on f's weight"),
     # gradient_penalty

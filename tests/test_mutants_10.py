@@ -102,6 +102,9 @@ assert ONE_HOT.count("one_hot") == 3 and "autograd.backward([loss2])" in ONE_HOT
 
 MUTANTS = [
     # mlp_forward
+    # every call of a learner's function is watched: the caller's tensors stay as they were
+    Mutant("adds loss2 into loss1 in place", "    (loss1 + loss2).backward()\n", "    loss1.add_(loss2).backward()\n",
+           expect="changed its argument `loss1`"),
     Mutant("sigmoid after the last layer too", "        if i < layers - 1:\n", "        if True:\n",
            expect="the loss differs from torch's"),
     Mutant("no sigmoid at all", "            h = h.sigmoid()\n", "            pass\n",

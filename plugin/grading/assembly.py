@@ -19,6 +19,7 @@ from ..guards.time_limit import RanAway, guard_methods
 from ..manifest import ALL_KATAS, find_kata, katas, learner_file_paths
 from ..shipped import stubs_left
 from . import outcomes
+from .arguments import leaving_arguments_alone
 
 SOLUTIONS = ("learner", "reference")
 
@@ -179,7 +180,7 @@ class KataFunctions:
         if solution == "learner":
             paths = learner_file_paths()
             self._chosen["learner"] = {
-                name: _guarded(name, f, paths)
+                name: leaving_arguments_alone(name, _guarded(name, f, paths), name in kata.changes_arguments)
                 for name, f in learner_pieces(kata).items() if name in kata.functions
             }
         self._solution = solution
