@@ -372,3 +372,44 @@ def test_any_error_raised_from_a_learners_error_shows_it_once_under_the_sentence
     assert message.startswith("the kit's sentence: piece(x) must add one\n  your piece raised TypeError: "), message
     assert "mine.py, line 2, in piece: return x + 1" in message, message
     assert caught.__cause__ is None and caught.__suppress_context__, message
+
+
+# --- the third blind walk (BLIND-WALK-3.md): mistakes that make the learner's piece raise ------
+
+def planted3(pytester, folder, module, old, new):
+    source = learner_source(module)
+    assert source.count(old) == 1, f"the planted mistake no longer applies to {module}: {old!r}"
+    make_checkout(pytester, katas=[folder])
+    write_learner_file(pytester, folder, f"{module}.py", source.replace(old, new))
+
+
+def test_a_piece_that_raises_everywhere_is_one_line_of_the_table(pytester):
+    """mul_backward unpacking three saved tensors raises in every test that multiplies: the table
+    says it once, with the count of tests, not once per test."""
+    planted3(pytester, "01_elementwise_rules", "rules", "    a, b = ctx.saved_tensors\n    grad_a = grad * b",
+             "    a, b, out = ctx.saved_tensors\n    grad_a = grad * b")
+    out = pytester.runpytest("--kata", "1", "-p", "no:randomly").stdout.str()
+    table = out[out.index("Autograd Katas"):]
+    assert re.search(r"first failure \(\d+ tests\): shown in full above", table), table
+    assert "your mul_backward raised" not in table, table
+
+
+def test_a_star_argument_is_described_as_it_came(pytester):
+    """save(*tensors) called with (None, x, None): the call is described with its items, not
+    as a call with no arguments."""
+    planted3(pytester, "07_retain_graph", "saved", "versions.append(None if t is None else t._version)",
+             "versions.append(t._version)")
+    out = pytester.runpytest("--kata", "7", "-p", "no:randomly").stdout.str()
+    assert "your save was called with *tensors=a tuple of 3: (None, a tensor of shape" in out, out
+    assert "called with no arguments" not in out, out
+
+
+def test_torchs_words_are_not_said_again_as_the_phrase_expected(pytester):
+    """Where the phrase the kit looks for is torch's whole message, it is not printed a second
+    time as "(expected the phrase: ...)"."""
+    planted3(pytester, "05_seeding", "seeding", "        elif not isinstance(grad, type(output)):  # a Tensor, like the output\n",
+             "        elif not hasattr(grad, 'shape'):\n            raise RuntimeError('got a list')\n"
+             "        elif False:\n")
+    out = pytester.runpytest("--kata", "5", "-p", "no:randomly", "-k", "no_tensor").stdout.str()
+    assert "torch raises TypeError: gradients can be either Tensors or None, but got" in out, out
+    assert "expected the phrase" not in out, out

@@ -14,6 +14,7 @@ back. `explain(error)` reads the traceback and says, in this order:
 
 Only the learner's own code is called "your"; a model-solution piece is "the engine's".
 """
+import inspect
 import linecache
 import re
 import sysconfig
@@ -355,7 +356,11 @@ def describe(value, depth=0):
 
 def _arguments(frame):
     code = frame.code
-    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-    shown = [f"{n}={describe(frame.frame.f_locals.get(n), 1)}" for n in names if n not in ("self", "ctx")]
+    count = code.co_argcount + code.co_kwonlyargcount
+    names = [n for n in code.co_varnames[:count] if n not in ("self", "ctx")]
+    shown = [f"{n}={describe(frame.frame.f_locals.get(n), 1)}" for n in names]
+    if code.co_flags & inspect.CO_VARARGS:  # save(*tensors): the star argument's items too
+        star = code.co_varnames[count]
+        shown.append(f"*{star}={describe(frame.frame.f_locals.get(star))}")
     return ", ".join(shown) if shown else "no arguments"
 

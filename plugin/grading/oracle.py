@@ -459,10 +459,10 @@ def _compare_errors(expected, actual, phrase):
         ) from actual
     if type(actual) is not type(expected) or phrase not in str(actual):
         # The kit's sentence first, the learner's error once under it (not chained above it).
+        wanted = "" if phrase == str(expected) else f"\n  (expected the phrase: {phrase!r})"  # not torch's words twice
         raise KataMismatch(
             f"torch raises {type(expected).__name__}: {expected}\n"
-            f"  {_engine_raised(actual)}\n"
-            f"  (expected the phrase: {phrase!r})"
+            f"  {_engine_raised(actual)}{wanted}"
         ) from None
 
 

@@ -172,6 +172,9 @@ def _alike(failures):
     groups, twins = {}, {}
     for test in failures:
         message = _ADDRESS.sub("", test.message or "")
+        raised = _RAISED.search(message)
+        if raised:  # a piece of the learner's that raised: the same error, whatever the scenario
+            message = raised.group(0)
         on_gpu = bool(_ON_THE_GPU.search(message))
         twin = (_twin_key(message), not on_gpu)  # a key of the other device's side
         key = message if message in groups else twins.get(twin, message)
@@ -179,6 +182,10 @@ def _alike(failures):
         twins.setdefault((twin[0], on_gpu), key)
     return list(groups.values())
 
+
+# "your mul_backward raised ValueError: not enough values to unpack ...": one mistake met by
+# every test that calls the piece, whatever each test was checking
+_RAISED = re.compile(r"your \w+ raised \w+: [^\n]*")
 
 # What a GPU test adds to its CPU twin's words ("... on the GPU (cuda): ..." and "(on the
 # CPU)" for torch's side), and the numbers, which it prints at its own precision.
