@@ -402,6 +402,21 @@ def test_a_star_argument_is_described_as_it_came(pytester):
     out = pytester.runpytest("--kata", "7", "-p", "no:randomly").stdout.str()
     assert "your save was called with *tensors=a tuple of 3: (None, a tensor of shape" in out, out
     assert "called with no arguments" not in out, out
+    # the sentence gives the learner's file, line and source: their frame is not printed again
+    assert failure_shown(out).count("versions.append(t._version)") == 1, failure_shown(out)
+
+
+def test_a_frame_showing_the_line_of_the_frame_above_is_left_out():
+    """A list comprehension in a test's line is a frame of its own: pytest would print the
+    test's line twice."""
+    from types import SimpleNamespace
+
+    from plugin.grading.outcomes import _not_the_line_above
+
+    entries = [SimpleNamespace(path="test_x.py", lineno=10), SimpleNamespace(path="test_x.py", lineno=10),
+               SimpleNamespace(path="test_x.py", lineno=12)]
+    keep = _not_the_line_above(entries)
+    assert [keep(e) for e in entries] == [True, False, True]
 
 
 def test_torchs_words_are_not_said_again_as_the_phrase_expected(pytester):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from _pytest.outcomes import Skipped
 
-from ..manifest import ROOT
+from ..manifest import ROOT, learner_file_paths
 from ..guards.time_limit import RanAway, tb_line, with_lines
 # The time limit's run-time state, under private names: guard() reads it once per node, and
 # the tamper check takes this module's public values for settings (guards/tamper.py).
@@ -126,9 +126,27 @@ def hide_machinery(item):
     def learner_frames(excinfo):
         traceback = pytest_filter(excinfo)
         kept = traceback.filter(lambda entry: not _is_machinery(entry))
+        paths = learner_file_paths()
+        if explained(excinfo, paths):  # the sentence says the learner's file, line and source
+            kept = kept.filter(lambda entry: Path(str(entry.path)).resolve() not in paths)
+        kept = kept.filter(_not_the_line_above(kept))
         return kept if len(kept) else traceback
 
     item._traceback_filter = learner_frames
+
+
+def _not_the_line_above(traceback):
+    """A frame that shows the line the frame above it shows (a list comprehension's, in the
+    test's own line): said once."""
+    seen = set()
+
+    def new(entry):
+        where = (str(entry.path), entry.lineno)
+        fresh = where not in seen
+        seen.add(where)
+        return fresh
+
+    return new
 
 
 def verdict(report):
