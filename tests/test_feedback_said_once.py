@@ -428,3 +428,16 @@ def test_torchs_words_are_not_said_again_as_the_phrase_expected(pytester):
     out = pytester.runpytest("--kata", "5", "-p", "no:randomly", "-k", "no_tensor").stdout.str()
     assert "torch raises TypeError: gradients can be either Tensors or None, but got" in out, out
     assert "expected the phrase" not in out, out
+
+
+def test_a_learners_own_message_is_said_once_and_one_tensor_sent_twice_is_named(pytester):
+    """merge_grads asserting its two arguments differ (x + x sends one tensor twice): the
+    learner's words are not quoted again in the source line under them, and the call says the
+    two arguments are one tensor (their shapes would not show it)."""
+    planted3(pytester, "04_accumulation", "accumulate", "    return existing + incoming\n",
+             "    assert existing is not incoming, \"merge_grads got the same tensor twice\"\n"
+             "    return existing + incoming\n")
+    out = pytester.runpytest("--kata", "4", "-p", "no:randomly", "-k", "added_to_itself").stdout.str()
+    section = failure_shown(out)
+    assert section.count("merge_grads got the same tensor twice") == 1, section
+    assert "(existing and incoming are the same tensor)" in section, section

@@ -137,6 +137,17 @@ def _node_of(frame):
 
 # --- 1. the learner's code raised ---------------------------------------------------------------
 
+def _without(source, message):
+    """A source line that quotes the message just said (`assert ok, "the words"`, `raise
+    E("the words")`) with the words left out: said once."""
+    if len(message) < 12:
+        return source
+    for quote in ('"', "'"):
+        if f"{quote}{message}{quote}" in source:
+            return source.replace(f"{quote}{message}{quote}", f"{quote}(the words above){quote}")
+    return source
+
+
 def _learner_raised(error, frames):
     mine = [i for i, f in enumerate(frames) if f.kind == "learner"]
     if not mine:
@@ -152,7 +163,7 @@ def _learner_raised(error, frames):
     lines = [f"your {inner_name} raised {_error_words(error)}"]
     # the learner's frames, outermost first (the engine's and the kit's between them left out)
     shown = [frames[i] for i in mine][-5:]
-    lines += [f"  at {f.where}, in {f.code.co_name}: {f.source}" for f in shown]
+    lines += [f"  at {f.where}, in {f.code.co_name}: {_without(f.source, str(error))}" for f in shown]
     caller = _caller_node(frames[:entry])
     node = None if caller is None else caller.node
     method = None if caller is None else caller.code.co_name
@@ -362,5 +373,10 @@ def _arguments(frame):
     if code.co_flags & inspect.CO_VARARGS:  # save(*tensors): the star argument's items too
         star = code.co_varnames[count]
         shown.append(f"*{star}={describe(frame.frame.f_locals.get(star))}")
+    values = [frame.frame.f_locals.get(n) for n in names]
+    same = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            if values[i] is not None and hasattr(values[i], "shape") and values[i] is values[names.index(b)]]
+    if same:  # a shape says nothing of this: x + x sends one tensor twice
+        shown.append(f"({same[0][0]} and {same[0][1]} are the same tensor)")
     return ", ".join(shown) if shown else "no arguments"
 
