@@ -338,8 +338,16 @@ def current_scenario():
     name, _, case = name.partition("[")
     if not name.startswith("test_"):
         return ""
-    words = name[len("test_"):].replace("_", " ")
+    words = name[len("test_"):]
+    for api in _API_NAMES:  # the engine's own names keep their spelling: autograd.grad, retain_grad
+        words = words.replace(api.replace(".", "_"), api.replace("_", "\0"))
+    words = words.replace("_", " ").replace("\0", "_")
     return f"{words} ({case.rstrip(']')})" if case else words
+
+
+# names of the API that a test's name may hold, said as a learner writes them
+_API_NAMES = ("autograd.grad", "retain_grad", "requires_grad", "create_graph", "retain_graph", "merge_grads",
+              "make_root_grads", "run_backward", "accumulate_grad", "grad_fn", "no_grad")
 
 
 def _frozen(value):
