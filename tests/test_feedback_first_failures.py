@@ -82,7 +82,7 @@ def test_a_labelled_result_names_what_differs(oracle):
         return {"the hooks that ran": ["first"], "the gradient each of them saw": (x * 2, x * factor)}
 
     # the label says which value, the running test's scenario (its name in words) what was compared
-    with pytest.raises(KataMismatch, match=r"^a labelled result names what differs: the gradient each of them saw\[1\] differs from torch's"):
+    with pytest.raises(KataMismatch, match=r"^a labelled result names what differs: the gradient each of them saw \(item 1\) differs from torch's"):
         oracle.compare(hooks, x=np.array([1.0, 2.0]))
 
 

@@ -537,7 +537,7 @@ def _compare_values(expected, actual, what):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected) or _plain_and_unequal(expected, actual):
             raise KataMismatch(f"{what}: torch gives {_listed(expected)}, the engine {_listed(actual)}")
         for i, (e, a) in enumerate(zip(expected, actual)):
-            _compare_values(e, a, f"{what}[{i}]")
+            _compare_values(e, a, f"{what}[{i}]" if " " not in what else f"{what} (item {i})")  # not "saw[1]"
         return
     if _is_tensor(expected):
         if not _is_tensor(actual):
