@@ -75,7 +75,7 @@ def test_a_gradient_divided_by_a_tiny_number(oracle, case):
     oracle.check_grads(fn, op=f"{case} at tiny float32 values (divide by x: 1 / x overflows)", **inputs)
 
 
-@given(same_shape_arrays(0.5, 2.0), floats(-2.0, 3.0))
+@given(same_shape_arrays(0.5, 2.0), floats(-2.0, 3.0).filter(lambda e: e != 0))  # x ** 0 never reaches your rule
 def test_pow_with_a_number_exponent(oracle, pair, exponent):
     base = pair[0]
     oracle.check_grads(lambda lib, x: x ** exponent, op=f"x ** {exponent}", x=base)
