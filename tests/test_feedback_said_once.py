@@ -452,3 +452,14 @@ def test_a_scenario_keeps_the_names_of_the_api(monkeypatch):
     assert current_scenario() == "hooks apply to what autograd.grad returns (cpu)"
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "katas/x.py::test_retain_grad_sees_the_final_gradient (call)")
     assert current_scenario() == "retain_grad sees the final gradient"
+
+
+def test_a_rules_shape_that_no_broadcast_gives_is_the_rules_mistake(pytester):
+    """matmul_backward returning (3, 1) for a (3,) b: no broadcast of (3,) is (3, 1), so the
+    rule is blamed, not the unbroadcast that could not sum it away (the fourth walk)."""
+    planted3(pytester, "02_shapes", "shapes", "grad_b = unbroadcast(a2.transpose(-1, -2) @ grad2, b2.shape).reshape(b.shape)",
+             "grad_b = unbroadcast(a2.transpose(-1, -2) @ grad2, b2.shape)")
+    out = pytester.runpytest("--kata", "2", "-p", "no:randomly", "-k", "test_matmul").stdout.str()
+    section = failure_shown(out)
+    assert "your matmul_backward returned a gradient of shape (3, 1)" in section, section
+    assert "your unbroadcast returned" not in section, section

@@ -20,6 +20,8 @@ import re
 import sysconfig
 from pathlib import Path
 
+import numpy as np
+
 from .. import manifest
 from ..manifest import ROOT
 
@@ -221,6 +223,13 @@ def _rule_returned(error, frames):
     reduced = next((f for f in checks if f.code.co_name == "_reduced" and f.node is node), None)
     index = local.get("index", len(local.get("checked", ())))
     if reduced is not None and not _is_reference("unbroadcast") and _after_unbroadcast(reduced):
+        returned = next((f.frame.f_locals.get("grads") for f in checks if f.node is node and f.code.co_name == "_checked"), None)
+        wrong = _not_a_broadcast(returned, reduced.frame.f_locals)
+        if wrong is not None:  # unbroadcast got a shape no broadcast makes: the rule's mistake
+            return (f"your {rule} returned a gradient of shape {wrong} for input {reduced.frame.f_locals.get('index')} "
+                    f"of {node.name()}, whose shape is {tuple(reduced.frame.f_locals.get('shape'))}: neither that shape "
+                    f"nor one it broadcasts to (the engine's unbroadcast can only sum broadcast dimensions away)"
+                    f"\n  torch's error: {error}")
         return _unbroadcast_returned(error, node, reduced.frame.f_locals)
     if _is_reference(rule):
         return None
@@ -250,6 +259,19 @@ def check_received(frames, node):
     for frame in frames:
         if frame.node is node and frame.code.co_name == "__call__":
             return frame.frame.f_locals.get("grad")
+    return None
+
+
+def _not_a_broadcast(returned, local):
+    """The shape the rule returned for this input, where no broadcast of the input's shape
+    gives it ((3, 1) for a (3,) input), else None."""
+    index, shape = local.get("index"), tuple(local.get("shape") or ())
+    try:
+        grad = returned[index]
+        if tuple(np.broadcast_shapes(tuple(grad.shape), shape)) != tuple(grad.shape):
+            return tuple(grad.shape)
+    except (TypeError, IndexError, ValueError, AttributeError):
+        return None
     return None
 
 
