@@ -165,12 +165,14 @@ class Oracle:
             if lib is not self.ag:  # torch
                 raise
             if SECOND_TIME in str(error) and not _raised_by_learner(error):
-                # One backward call on a fresh graph: only a node run twice can meet freed tensors.
+                # One backward call on a fresh graph: a node met its saved tensors freed, so it
+                # ran twice, or they were released before it ran.
                 raise KataMismatch(
-                    f"{op}: a node ran a second time in one backward pass, after its saved tensors "
-                    "were freed (torch's error: \"Trying to backward through the graph a second "
-                    "time\"). A pass runs each node once, with the sum of all the gradients that "
-                    "reach it: buffer them, and run the node when its turn in the order comes."
+                    f"{op}: a node found its saved tensors freed in the one backward pass (torch's error: "
+                    "\"Trying to backward through the graph a second time\"). Either a node ran a second "
+                    "time in one backward pass (a pass runs each node once, with the sum of all the "
+                    "gradients that reach it: buffer them, and run the node when its turn in the order "
+                    "comes), or its saved tensors were released before it ran (run the node, then release)."
                 ) from error
             explained = blame.explain(error, learner_file_paths())
             if explained is None:
