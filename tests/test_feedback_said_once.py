@@ -463,3 +463,13 @@ def test_a_rules_shape_that_no_broadcast_gives_is_the_rules_mistake(pytester):
     section = failure_shown(out)
     assert "your matmul_backward returned a gradient of shape (3, 1)" in section, section
     assert "your unbroadcast returned" not in section, section
+
+
+def test_an_error_the_engine_raises_on_a_learners_value_points_back_to_the_pieces(pytester):
+    """unpack reattaching to the weak reference, not the node: the engine's own walk then fails
+    on it. The message says the engine's code is the model's and to look at the learner's pieces
+    (the fourth walk read "the engine's _walk raised" as a piece it had not written)."""
+    planted3(pytester, "07_retain_graph", "saved", "unpacked.append(reattach(t, owner) if is_output else t)",
+             "unpacked.append(reattach(t, self._owner) if is_output else t)")
+    out = pytester.runpytest("--kata", "7", "-p", "no:randomly", "--tb=no").stdout.str()
+    assert "(toposort.py, the model's code) raised AttributeError" in out and "look at what your pieces" in out, out

@@ -318,7 +318,8 @@ def _raised_elsewhere(error, frames):
                 lines[0] = f"`{none}` is None where the test uses it ({_error_words(error)})"
             lines.append(f"  at {test.where}: {test.source}")
         elif inner.kind == "engine":
-            lines[0] = f"the engine's {inner.code.co_name} ({inner.path.name}) raised {_error_words(error)}"
+            lines[0] = (f"the engine's {inner.code.co_name} ({inner.path.name}, the model's code) raised "
+                        f"{_error_words(error)}: look at what your pieces gave it")
             if test is not None:
                 lines.append(f"  called by the test at {test.where}: {test.source}")
     if last is not None:
