@@ -473,3 +473,17 @@ def test_an_error_the_engine_raises_on_a_learners_value_points_back_to_the_piece
              "unpacked.append(reattach(t, self._owner) if is_output else t)")
     out = pytester.runpytest("--kata", "7", "-p", "no:randomly", "--tb=no").stdout.str()
     assert "(toposort.py, the model's code) raised AttributeError" in out and "look at what your pieces" in out, out
+
+
+def test_a_matrix_printed_over_lines_is_one_line_with_its_brackets_closed():
+    """numpy prints a matrix over several lines, without commas: the one line keeps expected
+    and got, each cut after its first elements (the fourth walk read a line cut at the
+    matrix's first newline, with no "got")."""
+    import numpy as np
+
+    from plugin.grading.one_line import one_line
+
+    expected, got = np.arange(12.0).reshape(3, 4) / 7, np.arange(12.0).reshape(3, 4) / 9
+    line = one_line(f"gradient_penalty differs from torch's\n  expected {expected}\n  got      {got}")
+    assert "expected [[0. 0.14285714" in line and "got [[0. 0.11111111" in line, line
+    assert line.count("[") == line.count("]") and "\n" not in line, line

@@ -18,7 +18,7 @@ _SILENT_CLASSES = re.compile(r"^(?:[\w.]*\.)?(?:KataMismatch|AssertionError|Fail
 def one_line(message, limit=LIMIT):
     """The failure `message` (an exception's text, class name first or not) in one line."""
     text = _SILENT_CLASSES.sub("", str(message).strip(), count=1)
-    lines = [line.strip() for line in text.splitlines()]
+    lines = _arrays_joined([line.strip() for line in text.splitlines()])
     for summary in (_numpy_summary, _regex_summary, _words_summary, _heading_summary):
         found = summary(lines)
         if found:
@@ -50,14 +50,30 @@ ARRAY_KEPT = 30
 def _first_elements(array):
     """A long printed array cut after an element near its start: `[[1., 2.], [3., …]]`."""
     cut = max((i for i in range(1, min(ARRAY_KEPT, len(array))) if array[i] == "," and array[i + 1] == " "), default=None)
-    if cut is None:
-        return array
+    if cut is None:  # numpy's str(): elements apart by spaces, no commas
+        cut = max((i for i in range(1, min(ARRAY_KEPT, len(array))) if array[i] == " " and array[i - 1] not in "[ "),
+                  default=None)
+        if cut is None:
+            return array
+        return f"{array[:cut]} …{']' * _depth(array, cut)}"
     return f"{array[:cut]}, …{']' * _depth(array, cut)}"
 
 
 def _depth(text, at):
     """How many brackets are open at `at` in `text`."""
     return sum(1 if c in "[(" else -1 if c in "])" else 0 for c in text[:at])
+
+
+def _arrays_joined(lines):
+    """A printed matrix spans lines (`[[1. 2.]` then ` [3. 4.]]`): its lines joined into one,
+    so that a line cut never ends inside it."""
+    joined = []
+    for line in lines:
+        if joined and _depth(joined[-1], len(joined[-1])) > 0:
+            joined[-1] = f"{joined[-1]} {line}"
+        else:
+            joined.append(line)
+    return joined
 
 
 def _said(lines):
