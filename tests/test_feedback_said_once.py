@@ -487,3 +487,24 @@ def test_a_matrix_printed_over_lines_is_one_line_with_its_brackets_closed():
     line = one_line(f"gradient_penalty differs from torch's\n  expected {expected}\n  got      {got}")
     assert "expected [[0. 0.14285714" in line and "got [[0. 0.11111111" in line, line
     assert line.count("[") == line.count("]") and "\n" not in line, line
+
+
+def test_a_literal_the_test_computes_with_is_kept_in_the_source():
+    """`expected = (MODIFIED + "...")` is data, not the test's message: replaced, it read as
+    the value expected (the fourth walk); an assert's message is still left out."""
+    from plugin.grading.shown_source import SAID, without_said
+
+    message = "torch says: one of the variables needed for gradient computation has been modified by an inplace operation"
+    lines = ['    expected = (MODIFIED + "one of the variables needed for gradient computation")',
+             '    assert ok, "one of the variables needed for gradient computation has been modified"']
+    shown = without_said(lines, message)
+    assert shown[0] == lines[0] and shown[1] == f"    assert ok, {SAID}", shown
+
+
+def test_a_drawn_case_is_shown_once_by_its_arguments(pytester):
+    """A @given test's failing case: pytest shows its arguments above the test's source, and
+    hypothesis's "Falsifying example" said them again (the fourth walk, kata 03)."""
+    out = graded2(pytester, "03", "random_graphs").stdout.str()
+    section = failure_shown(out)
+    assert "Falsifying example" not in section, section
+    assert re.search(r"^\w+ = ", section, re.M), section  # the arguments, as pytest shows them

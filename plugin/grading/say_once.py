@@ -80,6 +80,8 @@ def plainer_failure(error):
             hypothesis_case = str(note).startswith(_HYPOTHESIS_NOTE)
             if (hypothesis_case or _DRAW_NOTE.match(str(note))) and "inputs of this call:" in message:
                 continue
+            if hypothesis_case and "data(...)" not in str(note):
+                continue  # its arguments are the test's, which pytest shows above the test's source
             if hypothesis_case:
                 note = "\n".join(line for line in str(note).splitlines() if not _FIXTURE_ARGUMENT.match(line))
             kept.append(note)

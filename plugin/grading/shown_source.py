@@ -49,12 +49,19 @@ def without_said(lines, message, placeholder=SAID):
             continue
         going_on = bool(kept) and kept[-1].rstrip().endswith(placeholder)  # the words go on here
         shortest = 1 if going_on else SHORTEST
-        shown = _LITERAL.sub(lambda found: placeholder if _said_in(found, message, shortest) else found.group(0), line)
+        shown = _LITERAL.sub(lambda found: placeholder if _said_in(found, message, shortest)
+                             and not _an_operand(line, found) else found.group(0), line)
         if going_on and shown != line and shown.strip().startswith(placeholder):
             kept[-1] = kept[-1].rstrip() + shown.strip()[len(placeholder):]  # `"(…)", x=W)` joins `f(a, "(…)"`
             continue
         kept.append(shown)
     return kept
+
+
+def _an_operand(line, found):
+    """A literal added to something (`expected = MODIFIED + "..."`) is data the test computes
+    with, not its message: a placeholder there would read as the value expected."""
+    return line[: found.start()].rstrip().endswith("+") or line[found.end():].lstrip().startswith("+")
 
 
 def _said_in(found, message, shortest=SHORTEST):
