@@ -62,7 +62,7 @@ def call(what, function, *args):
         if "Trying to backward through the graph a second time" in str(error):
             pytest.fail(f"{what}: the graph was freed after the first vector-Jacobian product; "
                         "pass retain_graph=True to every autograd.grad call but the last "
-                        f"(torch: {str(error)[:51]})", pytrace=False)
+                        f"(torch: {str(error)[:51].strip()})", pytrace=False)
         if "does not require grad and does not have a grad_fn" in str(error):
             pytest.fail(f"{what}: {_why_no_graph(*args)} (torch: {error})", pytrace=False)
         raise
