@@ -508,3 +508,15 @@ def test_a_drawn_case_is_shown_once_by_its_arguments(pytester):
     section = failure_shown(out)
     assert "Falsifying example" not in section, section
     assert re.search(r"^\w+ = ", section, re.M), section  # the arguments, as pytest shows them
+
+
+def test_a_statement_over_several_lines_is_quoted_whole(tmp_path):
+    """`raise RuntimeError(` and its words on the next line: the line quoted under the sentence
+    is the whole statement (the fourth walk read only `raise RuntimeError(`)."""
+    from plugin.grading.blame import _Frame
+
+    path = tmp_path / "piece.py"
+    path.write_text('def piece():\n    raise RuntimeError(\n        f"element {index} of tensors"\n    )\n')
+    frame = _Frame.__new__(_Frame)
+    frame.path, frame.line = path, 2
+    assert frame.source == 'raise RuntimeError(f"element {index} of tensors")', frame.source

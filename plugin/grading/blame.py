@@ -88,7 +88,15 @@ class _Frame:
 
     @property
     def source(self):
-        return linecache.getline(str(self.path), self.line).strip()
+        """The line's statement: a call written over several lines (`raise RuntimeError(` then
+        its words) is joined into one, up to a few lines."""
+        text = linecache.getline(str(self.path), self.line).strip()
+        for following in range(self.line + 1, self.line + 5):
+            depth = sum(1 if c in "([{" else -1 if c in ")]}" else 0 for c in text)
+            if depth <= 0:
+                break
+            text = f"{text} {linecache.getline(str(self.path), following).strip()}"
+        return re.sub(r"\s+([)\]}])", r"\1", re.sub(r"([(\[{])\s+", r"\1", text))
 
     @property
     def where(self):
