@@ -72,7 +72,7 @@ def undo(before):
     changed, stuck = [], []
     for label, holder, saved in before:
         now = {n: v for n, v in vars(holder).items() if _watched(holder, n)}
-        names = [n for n in saved if now.get(n, _MISSING) is not saved[n]]
+        names = [n for n in saved if now.get(n, _MISSING) is not saved[n] and not _reimported(saved[n], now.get(n))]
         names += [n for n in now if n not in saved and not isinstance(now[n], types.ModuleType)]
         for name in sorted(names):
             changed.append(f"{label}.{name}")
@@ -84,6 +84,13 @@ def undo(before):
             except (AttributeError, TypeError):
                 stuck.append(f"{label}.{name}")
     return changed, stuck
+
+
+def _reimported(before, now):
+    """A submodule imported again (its sys.modules entry gone, by a test that reloads the kit):
+    the package's attribute is the new module, no patch."""
+    return (isinstance(before, types.ModuleType) and isinstance(now, types.ModuleType)
+            and before.__name__ == now.__name__)
 
 
 def record(kata, changed, stuck):
