@@ -179,12 +179,27 @@ def broadcast_error(a, b):
     return f"shapes {list(a)} and {list(b)} cannot be broadcast"
 
 
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "** or pow()", "matmul": "@"}
+
+
+def _no_operand(op, a, b):
+    """torch's TypeError for None or a string as an operand (numpy would make nan of None)."""
+    names = tuple("Tensor" if type(x) is Tensor else type(x).__name__ for x in (a, b))
+    if op in _SYMBOLS:
+        return f"unsupported operand type(s) for {_SYMBOLS[op]}: '{names[0]}' and '{names[1]}'"
+    return f"{op}(): argument 'other' (position 1) must be Tensor, not {names[1]}"
+
+
 def operands(op, a, b):
     """Both operands as tensors on one device (a number joins the tensor's device)."""
     # (`type() is`, not isinstance: this runs for every operation, and no class derives from Tensor)
     if type(b) is not Tensor:
+        if b is None or type(b) is str:
+            raise TypeError(_no_operand(op, a, b))
         b = constant(b, a)
     elif type(a) is not Tensor:
+        if a is None or type(a) is str:
+            raise TypeError(_no_operand(op, a, b))
         a = constant(a, b)
     elif a._device is not b._device:
         active.check_same_device(op, a, b)

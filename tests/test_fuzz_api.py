@@ -299,6 +299,9 @@ REGRESSIONS = {
         "ga, gb = lib.autograd.grad((a ** b).sum(), [a, b], create_graph=True)",
         "da, db = lib.autograd.grad(gb.sum(), [a, b])", "c = lib.tensor([0.3, 0.1], requires_grad=True)",
         "g, = lib.autograd.grad(((c * c + 0.5) ** 1e30).sum(), [c], create_graph=True)", "h, = lib.autograd.grad(g.sum(), [c])"],
+    # found by the fifth blind walk: numpy made nan of None
+    "None or a string as an operand: torch's TypeError": [
+        "x = lib.tensor([1., 2.], requires_grad=True)", "a = x + None", "b = None * x", "c = x ** None", "d = x - 'a'"],
     "abs's gradient at nan is 0, as torch's sign of nan": [
         "x = lib.tensor([float('nan'), -2., 0.], requires_grad=True)", "y = x.abs()", "y.sum().backward()",
         "s = lib.tensor([float('nan'), 1.]).sign()"],
