@@ -96,12 +96,13 @@ class HintBook:
         return len(self._seen(kata, load_hints(kata)))
 
     def current(self, kata, test_name="", message=""):
-        """The seen hint written for this failure, or None: a hint about another failure (the
-        last one seen, say) would send the learner the wrong way (the fifth walk)."""
+        """The seen hint that fits this failure best (else the last one seen), or None."""
         hints = load_hints(kata)
         seen = self._seen(kata, hints)
-        fitting = [h for h in hints if h.number in seen and h.matches(test_name, message) == "specific"]
-        return fitting[0].text if fitting else None
+        if not seen:
+            return None
+        shown = [h for h in hints if h.number in seen]
+        return (best_match(shown, test_name, message) or next(h for h in hints if h.number == seen[-1])).text
 
     def reveal_next(self, kata, test_name="", message=""):
         """The hint to show now (Revealed), remembered: the unseen hint that
