@@ -81,3 +81,16 @@ def test_a_cache_of_counts_still_reads(checkout):
     cache.write_text('{"02_shapes": 2}')
     third = checkout.runpytest("--kata", "2", "--hint", "-k", "no_test_matches_this")
     assert "Hint 3 of" in third.stdout.str(), third.stdout.str()
+
+
+def test_a_hint_seen_for_another_failure_is_not_shown_above_a_new_one(checkout):
+    """The penalty's hint was seen; once the penalty is right and the jacobian wrong, the
+    default run does not print the penalty's hint above the jacobian's failure (the fifth walk)."""
+    source = learner_source("higher_order")
+    write_learner_file(checkout, "09_higher_order", "higher_order.py", source.replace(*PENALTY_MISTAKE))
+    checkout.runpytest("--kata", "9", "--hint", "-p", "no:randomly", "-k", "not speed")
+    jacobian_mistake = ("retain_graph=not last", "retain_graph=False")
+    assert source.count(jacobian_mistake[0]) == 1
+    write_learner_file(checkout, "09_higher_order", "higher_order.py", source.replace(*jacobian_mistake))
+    out = checkout.runpytest("--kata", "9", "-p", "no:randomly", "-k", "not speed").stdout.str()
+    assert "jacobian" in out and "Hint (pytest --hint shows the next one)" not in out, out

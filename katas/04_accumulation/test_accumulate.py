@@ -476,7 +476,8 @@ def test_grad_stays_on_the_gpu_across_passes(ag, create_graph):
     assert str(x.grad.device) == "cuda:0", (
         f"x is on cuda:0 and its .grad on {x.grad.device}: keep the gradient where it is (tensor "
         "operations, grad.clone()), never through numpy")
-    np.testing.assert_allclose(x.grad.detach().cpu().numpy(), expected.grad.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(x.grad.detach().cpu().numpy(), expected.grad.detach().numpy(), rtol=1e-10,
+                               err_msg=f"x.grad on the GPU after three backward passes ({'create_graph' if create_graph else 'plain'})")
     same = [objects[0] is later for later in objects[1:]]
     assert same == [not create_graph] * 2, (
         f"on the GPU as on the CPU, `x.grad is` its first value after each later pass: expected "

@@ -6,7 +6,8 @@ Each hint says what it helps with, on a line `Helps: ...` under its heading: tes
 shows the hint that matches the kata's first failure in this run and that the learner has not
 seen yet (a specific match before a `*` one), else the next unseen one in order; pytest's cache
 remembers which hints a learner has seen. The kata's first failure carries the seen hint that
-matches it best, once per run (a "Hint" section of its report).
+matches it best, once per run (a "Hint" section of its report), or none when every seen hint is
+about another failure.
 """
 import fnmatch
 import re
@@ -96,13 +97,13 @@ class HintBook:
         return len(self._seen(kata, load_hints(kata)))
 
     def current(self, kata, test_name="", message=""):
-        """The seen hint that fits this failure best (else the last one seen), or None."""
+        """The seen hint written for this failure, else a seen one about the whole kata, or
+        None: a hint about another failure (the last one seen, say) would send the learner the
+        wrong way (the fifth walk: a merge_grads hint above an accumulate_grad error)."""
         hints = load_hints(kata)
         seen = self._seen(kata, hints)
-        if not seen:
-            return None
-        shown = [h for h in hints if h.number in seen]
-        return (best_match(shown, test_name, message) or next(h for h in hints if h.number == seen[-1])).text
+        hint = best_match([h for h in hints if h.number in seen], test_name, message)
+        return hint.text if hint else None
 
     def reveal_next(self, kata, test_name="", message=""):
         """The hint to show now (Revealed), remembered: the unseen hint that
