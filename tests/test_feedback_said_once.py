@@ -520,3 +520,29 @@ def test_a_statement_over_several_lines_is_quoted_whole(tmp_path):
     frame = _Frame.__new__(_Frame)
     frame.path, frame.line = path, 2
     assert frame.source == 'raise RuntimeError(f"element {index} of tensors")', frame.source
+
+
+def test_a_tests_docstring_is_kept_whole():
+    """A docstring that quotes torch's words is the test's explanation: `torch: "(message
+    below)".` read as a placeholder (the fifth walk); the assert's words are still left out."""
+    from plugin.grading.shown_source import SAID, without_said
+
+    message = "element 0 of tensors does not require grad and does not have a grad_fn"
+    lines = ['        """torch: "element 0 of tensors does not require grad and does not have a grad_fn"."""',
+             '        """Or over lines:',
+             '        "element 0 of tensors does not require grad and does not have a grad_fn"',
+             '        """',
+             '>       assert ok, "element 0 of tensors does not require grad and does not have a grad_fn"']
+    shown = without_said(lines, message)
+    assert shown[:4] == lines[:4] and shown[4] == f">       assert ok, {SAID}", shown
+
+
+def test_a_learners_line_quoting_the_words_said_keeps_their_start():
+    """The learner's raise line under the sentence that says its words: still recognizably the
+    line they wrote (`"(the words above)"` read as a misquote: the fifth walk), not the words
+    twice."""
+    from plugin.grading.blame import _without
+
+    words = "grad can be implicitly created only for scalar outputs"
+    shown = _without(f'raise RuntimeError("{words}")', words)
+    assert shown.startswith('raise RuntimeError("grad can be') and words not in shown, shown

@@ -149,12 +149,15 @@ def _node_of(frame):
 
 def _without(source, message):
     """A source line that quotes the message just said (`assert ok, "the words"`, `raise
-    E("the words")`) with the words left out: said once."""
+    E("the words")`) with only the words' start kept: said once, and still the line the
+    learner wrote, recognizably (a placeholder there read as a misquote: the fifth walk)."""
     if len(message) < 12:
         return source
+    words = message.split()
+    start = " ".join(words[:min(4, len(words) // 2)])
     for quote in ('"', "'"):
         if f"{quote}{message}{quote}" in source:
-            return source.replace(f"{quote}{message}{quote}", f"{quote}(the words above){quote}")
+            return source.replace(f"{quote}{message}{quote}", f"{quote}{start} …{quote}")
     return source
 
 
