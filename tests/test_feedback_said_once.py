@@ -546,3 +546,12 @@ def test_a_learners_line_quoting_the_words_said_keeps_their_start():
     words = "grad can be implicitly created only for scalar outputs"
     shown = _without(f'raise RuntimeError("{words}")', words)
     assert shown.startswith('raise RuntimeError("grad can be') and words not in shown, shown
+
+
+def test_a_method_of_self_alone_is_not_said_to_be_called_with_nothing(pytester):
+    """unpack() without its released check raises on a freed graph: the sentence names unpack
+    and its line, and no filler about its (absent) arguments (the fifth walk)."""
+    planted3(pytester, "07_retain_graph", "saved", "        if self._released:\n            raise RuntimeError(FREED_MESSAGE)\n", "")
+    out = pytester.runpytest("--kata", "7", "-p", "no:randomly", "-k", "not speed").stdout.str()
+    assert "your unpack raised TypeError" in out, out
+    assert "called with no arguments" not in out and "was called with \n" not in out, out

@@ -186,7 +186,9 @@ def _learner_raised(error, frames):
             f"gradients of shape {' and '.join(str(tuple(s)) for s in node.input_shapes)}"
         )
         return "\n".join(lines)
-    lines.append(f"  your {name} was called with {_arguments(called)}")
+    arguments = _arguments(called)
+    if arguments:  # a method of self alone (unpack()) was called with nothing worth saying
+        lines.append(f"  your {name} was called with {arguments}")
     if node is not None and method == "_reduced":
         local = caller.frame.f_locals
         lines.append(f"  by the engine, to sum {node.name()}'s gradient for input {local.get('index')} "
@@ -408,9 +410,9 @@ def _arguments(frame):
         star = code.co_varnames[count]
         shown.append(f"*{star}={describe(frame.frame.f_locals.get(star))}")
     values = [frame.frame.f_locals.get(n) for n in names]
-    same = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-            if values[i] is not None and hasattr(values[i], "shape") and values[i] is values[names.index(b)]]
+    same = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))
+            if hasattr(values[i], "shape") and values[i] is values[j]]
     if same:  # a shape says nothing of this: x + x sends one tensor twice
         shown.append(f"({same[0][0]} and {same[0][1]} are the same tensor)")
-    return ", ".join(shown) if shown else "no arguments"
+    return ", ".join(shown)
 
