@@ -105,3 +105,6 @@ def test_an_in_place_merge_fails_with_a_reason(checkout):
     assert "g after backward(g): torch gives" not in out  # a tensor differs: shown with values
     assert "g after backward(g) differs from torch's" in out
     assert "the gradient of `q` differs from torch's" in out  # q's gradient, corrupted through p's buffer
+    # where the graph shows a node whose gradient went wrong, its sentence names the piece that
+    # sums (the fifth walk: "their sum (merging) went wrong", merge_grads only in the table)
+    assert "so their sum went wrong (your merge_grads (accumulate.py))" in out, out

@@ -100,7 +100,7 @@ def locate(pairs, our_records, their_records, order, rtol, atol):
         if not _close(ours[0], theirs[0], rtol, atol):
             return node, (
                 f"{node_name(node)} received a gradient that differs from torch's: the nodes "
-                "that feed it returned the right gradients, so their sum (merging) went wrong"
+                f"that feed it returned the right gradients, so their sum went wrong ({_merger()})"
             )
         torch_node = pairs[i][1]
         if not same_operation(node, torch_node):
@@ -121,6 +121,15 @@ def is_reference(piece_name):
     from reference import pieces
 
     return getattr(pieces.active, piece_name, None) is pieces.REFERENCE.get(piece_name)
+
+
+def _merger():
+    """Who sums the gradients a node receives, where that is the learner's piece."""
+    if not is_reference("merge_grads"):
+        return "your merge_grads (accumulate.py)"
+    if not is_reference("run_backward"):
+        return "your run_backward (backward_pass.py) sums them"
+    return "merging"
 
 
 def _whose(node):
