@@ -148,6 +148,16 @@ def test_a_numpy_assertion_shows_expected_and_got():
     assert line.startswith("y - x: x.grad: expected [1., 3.], got [1., 2.]"), line
 
 
+def test_numpys_nan_location_line_is_not_read_as_the_tests_words():
+    """numpy's 'nan location mismatch:' stood where a test's err_msg goes: 'nan location
+    mismatch:: expected ...' (the fifth walk)."""
+    message = raised(lambda: np.testing.assert_allclose([np.nan, np.nan], [1.0, 2.0], rtol=1e-10))
+    line = one_line(message)
+    assert line.startswith("expected [1., 2.], got [nan, nan] (nan location mismatch"), line
+    message = raised(lambda: np.testing.assert_allclose([np.nan, 2.0], [1.0, 2.0], err_msg="x.grad"))
+    assert one_line(message).startswith("x.grad: expected [1., 2.], got [nan, 2.] (nan location"), one_line(message)
+
+
 def test_a_heading_takes_the_words_it_announces():
     """Issue 31.1: 'torch says:' and 'the right error, but not torch's exact words:' alone."""
     theirs = "one of the variables needed for gradient computation has been modified by an inplace operation"

@@ -111,9 +111,15 @@ def _numpy_summary(lines):
         return None
     actual = next((l.split(":", 1)[1].strip() for l in said if l.startswith("ACTUAL:")), "?")
     desired = next((l.split(":", 1)[1].strip() for l in said if l.startswith("DESIRED:")), "?")
-    words = said[1] if len(said) > 1 and not said[1].startswith(("Mismatched", "x and y", "(shapes")) else ""
+    words = said[1] if len(said) > 1 and not _numpys_own(said[1]) else ""
     what = f"{words}: " if words else ""
-    return f"{what}expected {_array(desired)}, got {_array(actual)} ({said[0].lower()})"
+    where = next((l.rstrip(":") + "; " for l in said[1:3] if "location mismatch" in l), "")  # nan, +inf
+    return f"{what}expected {_array(desired)}, got {_array(actual)} ({where}{said[0].lower()})"
+
+
+def _numpys_own(line):
+    """A line numpy writes under its heading (not a test's err_msg)."""
+    return line.startswith(("Mismatched", "x and y", "(shapes", "ACTUAL", "DESIRED")) or "location mismatch" in line
 
 
 def _array(text):
