@@ -208,6 +208,17 @@ def learners_error_under(error, learner_paths):
     return True
 
 
+def without_own_type(error, sentence):
+    """The sentence as the error's own message: pytest prints the type before it, so "your
+    save raised AttributeError: ..." becomes "in your save: ..." (not the type twice)."""
+    said = f" raised {type(error).__name__}: "
+    head, newline, rest = sentence.partition("\n")
+    if head.startswith("your ") and said in head:
+        name, _, words = head.partition(said)
+        head = f"in {name}: {words}"
+    return head + newline + rest
+
+
 def reword(error, sentence):
     """Give `error` the kit's sentence for its message (its type and traceback stay), so that
     pytest shows the sentence where it shows the error; an error whose message cannot be

@@ -191,7 +191,7 @@ class Grading:
             # (pytest shows them in full, and the one line comes from them).
             explained = outcomes.explained(call.excinfo, self.learner_paths)
             if explained:
-                outcomes.reword(call.excinfo.value, explained)
+                outcomes.reword(call.excinfo.value, outcomes.without_own_type(call.excinfo.value, explained))
         quick = kata is not None and not at_stub and self._shown_in_one_line(item, kata, call)
         if at_stub or quick:
             item.repr_failure = _todo_repr if at_stub else functools.partial(_quick_repr_failure, item)
