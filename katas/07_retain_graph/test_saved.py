@@ -330,7 +330,9 @@ def test_the_message_has_torchs_details(ag):
     message = str(info.value)
     expected = (MODIFIED + ": [torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; "
                 "expected version 0 instead.")
-    assert message.startswith(expected), f"torch says:\n  {expected} Hint: ...\nyours:\n  {message}"
+    assert message.startswith(expected), (
+        f"the error your unpack raised for a saved output changed in place (the node it names after "
+        f"`which is output 0 of` is the output's owner): torch says:\n  {expected} Hint: ...\nyours:\n  {message}")
 
 
 @pytest.mark.parametrize("operation", ["x.max()", "2 ** x", "x ** (x * 1)"])
