@@ -100,6 +100,28 @@ def test_a_wrong_unbroadcast_is_named_not_add(oracle):
     assert "your unbroadcast (kata 02) is at fault" in message and "shape (3,)" in message, message
 
 
+def sum_backward(ctx, grad):  # no reshape to the kept shape: a square input expands the wrong way
+    return (grad.expand(ctx.input_shapes[0]),)
+
+
+def mean_backward(ctx, grad):  # right, but it calls the sum_backward above
+    count = int(np.prod([ctx.input_shapes[0][d] for d in ctx.dim]))
+    (expanded,) = sum_backward(ctx, grad)
+    return (expanded / count,)
+
+
+def test_a_rule_that_calls_another_learner_piece_names_it_too(oracle):
+    """mean_backward calls the learner's sum_backward: on a square input only mean's tests can
+    fail, and the sentence named mean_backward alone (the fifth walk)."""
+    swaps = {"sum_backward": sum_backward, "mean_backward": mean_backward}
+    message = mismatch(oracle, swaps, lambda lib, x: x.mean(dim=1), op="x.mean(dim=1)", x=np.arange(9.0).reshape(3, 3))
+    assert "MeanBackward1 received the right gradient but returned a wrong one" in message, message
+    assert "It calls your sum_backward, which may be at fault" in message, message
+    message = mismatch(oracle, {"mean_backward": mean_backward}, lambda lib, x: x.mean(dim=1),
+                       op="x.mean(dim=1)", x=np.arange(9.0).reshape(3, 3))
+    assert "sum_backward" not in message, message  # its own sum_backward: not the learner's piece
+
+
 def test_a_wrong_add_rule_is_not_blamed_on_unbroadcast(oracle):
     message = mismatch(oracle, {"add_backward": lambda ctx, grad: (grad, grad * 2)}, lambda lib, a, b: a + b,
                        op="a + b", a=np.ones((2, 3)), b=np.array([1.0, 2.0, 3.0]))

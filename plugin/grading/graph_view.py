@@ -146,10 +146,12 @@ def _whose(node):
 
 def _culprit(node, k):
     """Who made the node's wrong gradient, where its rule is not the only suspect: the
-    engine sums a binary node's gradients to its inputs' shapes with `unbroadcast`."""
+    engine sums a binary node's gradients to its inputs' shapes with `unbroadcast`, and a
+    rule may call another of the learner's pieces (mean_backward calls sum_backward)."""
     kind = getattr(node, "kind", None)
     if kind is None or not kind.reduce_broadcast or is_reference("unbroadcast"):
-        return ""
+        called = _learner_pieces_called(getattr(kind, "rule", None))
+        return f".\n      It calls your {' and your '.join(called)}, which may be at fault instead" if called else ""
     shape = tuple(node.input_shapes[k])
     if is_reference(kind.rule):
         return (
@@ -157,6 +159,17 @@ def _culprit(node, k):
             f"is at fault, which sums that gradient down to the input's shape {shape}"
         )
     return f" (from your {kind.rule}, or your unbroadcast summing it down to shape {shape})"
+
+
+def _learner_pieces_called(rule):
+    """The learner's pieces (not the reference's) that the learner's `rule` names in its code."""
+    from reference import pieces
+
+    if not rule or is_reference(rule):
+        return []
+    function = getattr(getattr(pieces.active, rule, None), "__wrapped__", None) or getattr(pieces.active, rule, None)
+    names = getattr(getattr(function, "__code__", None), "co_names", ())
+    return [name for name in names if name != rule and name in pieces.REFERENCE and not is_reference(name)]
 
 
 def _aligned_outputs(node, ours, theirs):
