@@ -67,6 +67,8 @@ def test_the_hint_offered_first_matches_the_first_failure(checkout):
     assert "for your first failure, test_penalty_equals_torchs" in out, out
     again = checkout.runpytest("--kata", "9", "--hint", "-p", "no:randomly", "-k", "not speed")
     assert "Hint 1 of" in again.stdout.str()  # nothing else matches: the first unseen, in order
+    # ... and it says so, not to be read as a hint about the failure (the fifth walk)
+    assert "no hint you have not seen yet is about your first failure, test_penalty_equals_torchs" in again.stdout.str()
     # the hint a learner is at: once per run, under the kata's first failure, the one that fits it
     shown = again.stdout.str().count("Hint (pytest --hint shows the next one)")
     assert shown == 1, again.stdout.str()

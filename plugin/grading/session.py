@@ -382,6 +382,10 @@ class Grading:
         if revealed.matched and first is not None:
             tr.write_line(f"(for your first failure, {first.nodeid.split('::')[-1]}; "
                           f"you have seen {revealed.seen} of the {revealed.total} hints)")
+        elif first is not None:  # said, so a general hint is not read as one about the failure
+            tr.write_line(f"(no hint you have not seen yet is about your first failure, "
+                          f"{first.nodeid.split('::')[-1]}: this is the next in order; "
+                          f"you have seen {revealed.seen} of the {revealed.total} hints)")
         tr.write_line(revealed.text)
         if revealed.seen == revealed.total:
             tr.write_line("(that was the last hint: the next step is the model solution in reference/solutions/, once the kata is done)")
