@@ -235,8 +235,9 @@ def _rule_returned(error, frames):
         return None
     reduced = next((f for f in checks if f.code.co_name == "_reduced" and f.node is node), None)
     index = local.get("index", len(local.get("checked", ())))
+    # what the rule returned, as the engine's check got it
+    returned = next((f.frame.f_locals.get("grads") for f in checks if f.node is node and f.code.co_name == "_checked"), None)
     if reduced is not None and not _is_reference("unbroadcast") and _after_unbroadcast(reduced):
-        returned = next((f.frame.f_locals.get("grads") for f in checks if f.node is node and f.code.co_name == "_checked"), None)
         wrong = _not_a_broadcast(returned, reduced.frame.f_locals)
         if wrong is not None:  # unbroadcast got a shape no broadcast makes: the rule's mistake
             return (f"your {rule} returned a gradient of shape {wrong} for input {reduced.frame.f_locals.get('index')} "
@@ -259,7 +260,6 @@ def _rule_returned(error, frames):
             + (" (or in the output's: the engine sums it down)" if node.kind.reduce_broadcast else "")
         )
     received = check_received(frames, node)
-    returned = next((f.frame.f_locals.get("grads") for f in checks if f.node is node and f.code.co_name == "_checked"), None)
     lines = [f"your {rule} returned {got}", f"  {need}"]
     if received is not None:
         lines.append(f"  it received a gradient of shape {_shape(received)} and returned {describe(returned)}")

@@ -138,8 +138,7 @@ def _numpy_weighed():
     """numpy's functions written in C behind a dispatcher (np.concatenate, np.dot, np.where):
     the profiler reports no call of them, so while memory is weighed each is a function that
     weighs what it allocates (rows appended with np.concatenate: cubic bytes for a Jacobian)."""
-    originals = {name: f for name, f in vars(np).items() if type(f).__name__ == "_ArrayFunctionDispatcher"
-                 and type(getattr(f, "_implementation", None)).__name__ == "builtin_function_or_method"}
+    originals = _numpy_dispatchers()
     for name, dispatcher in originals.items():
         setattr(np, name, _weighing(dispatcher))
     try:
@@ -147,6 +146,14 @@ def _numpy_weighed():
     finally:
         for name, dispatcher in originals.items():
             setattr(np, name, dispatcher)
+
+
+@functools.lru_cache(maxsize=1)
+def _numpy_dispatchers():
+    """{name: dispatcher} of numpy's C functions behind a dispatcher, found once per process
+    (numpy's namespace does not change; each count of a piece's work would rescan it)."""
+    return {name: f for name, f in vars(np).items() if type(f).__name__ == "_ArrayFunctionDispatcher"
+            and type(getattr(f, "_implementation", None)).__name__ == "builtin_function_or_method"}
 
 
 def _weighing(dispatcher):
