@@ -129,8 +129,10 @@ def test_a_learners_key_error_reads_as_a_sentence(pytester):
     out = result.stdout.str()
     # the type once: pytest prints it before the message ("KeyError: your run_backward raised
     # KeyError: <" said it twice, the fourth walk)
-    assert any(line.startswith("E") and "KeyError: in your run_backward: <" in line
+    assert any(line.startswith("E") and "KeyError: in your run_backward: no entry for " in line
                for line in result.outlines), out
+    # the key said by its name, not its address (the seventh walk: `<SumBackward0 object at 0x…>`)
+    assert " object at 0x" not in out and "(a node) in the dict: a node that received no gradient" in out, out
     assert "'in your run_backward" not in out and "\\n  at katas" not in out, out
     assert not any(line.startswith("E") and "KeyError: your run_backward raised KeyError" in line
                    for line in result.outlines), out

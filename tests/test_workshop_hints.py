@@ -65,6 +65,7 @@ def test_the_hint_offered_first_matches_the_first_failure(checkout):
     penalty = next(h for h in load_hints(KATA_09) if "gradient_penalty" in h.helps)
     assert f"Hint {penalty.number} of {len(load_hints(KATA_09))} for kata 09_higher_order" in out, out
     assert "for your first failure, test_penalty_equals_torchs" in out, out
+    assert "stuck?" not in out, out  # the hint is shown: the Next line offers none (the sixth walk)
     again = checkout.runpytest("--kata", "9", "--hint", "-p", "no:randomly", "-k", "not speed")
     assert "Hint 1 of" in again.stdout.str()  # nothing else matches: the first unseen, in order
     # ... and it says so, not to be read as a hint about the failure (the fifth walk)
@@ -96,3 +97,4 @@ def test_a_hint_seen_for_another_failure_is_not_shown_above_a_new_one(checkout):
     write_learner_file(checkout, "09_higher_order", "higher_order.py", source.replace(*jacobian_mistake))
     out = checkout.runpytest("--kata", "9", "-p", "no:randomly", "-k", "not speed").stdout.str()
     assert "jacobian" in out and "Hint (pytest --hint shows the next one)" not in out, out
+    assert "stuck? pytest --kata 9 --hint" in out, out

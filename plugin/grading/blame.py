@@ -354,6 +354,9 @@ def _none_expression(error, source):
 
 def _error_words(error):
     text = str(error).strip()
+    key = error.args[0] if isinstance(error, KeyError) and len(error.args) == 1 else None
+    if hasattr(key, "next_functions") and hasattr(key, "name"):  # a node: its repr is an address
+        text = f"no entry for {key.name()} (a node) in the dict: a node that received no gradient, say, has none"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 

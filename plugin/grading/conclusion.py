@@ -33,7 +33,8 @@ def why_no_speed(kata, result):
 def show_table(tr, config, results, cached, run_flags, chosen=()):
     """The table; `chosen`: the katas this run was asked for (--kata), which the Next line follows."""
     write_table(tr, results, cached, why_no_speed, verbose=config.getoption("verbose") > 0, run_flags=run_flags,
-                chosen=chosen, on_reference=config.getoption("solution") == "reference")
+                chosen=chosen, on_reference=config.getoption("solution") == "reference",
+                hinted=bool(config.getoption("hint")))
 
 
 def chosen_done(chosen, results):

@@ -28,8 +28,9 @@ def speed_cell(result, why_empty):
     return f"-  ({why_empty})" if why_empty else "-"
 
 
-def write_table(tr, results, cached, why_no_speed, verbose, run_flags=(), chosen=(), on_reference=False):
-    """Print the table, the progress line and the next step on terminal reporter `tr`."""
+def write_table(tr, results, cached, why_no_speed, verbose, run_flags=(), chosen=(), on_reference=False, hinted=False):
+    """Print the table, the progress line and the next step on terminal reporter `tr`
+    (`hinted`: this run shows a hint under the table, so the Next line offers none)."""
     tr.write_sep("=", "Autograd Katas", bold=True)
     rows = []
     statuses = {}
@@ -83,13 +84,14 @@ def write_table(tr, results, cached, why_no_speed, verbose, run_flags=(), chosen
     tr.write_line(f"Progress: {done} of {len(rows)} katas done"
                   + (f" ({remembered} of them remembered from an earlier run; a report counts only what "
                      "its own run graded)" if remembered else ""), bold=True)
-    text, markup = next_step(statuses, results, chosen)
+    text, markup = next_step(statuses, results, chosen, hinted)
     tr.write_line(text[0], **markup)
 
 
-def next_step(statuses, results, chosen):
+def next_step(statuses, results, chosen, hinted=False):
     """The Next line, as (text, markup): what the learner is doing comes first (the kata this
-    run graded, the kata being watched), and it says something the run did not just do."""
+    run graded, the kata being watched), and it says something the run did not just do (no
+    "stuck? --hint" above the hint this run shows)."""
     working = next((k for k in chosen if statuses.get(k.slug) != DONE and k.exists()), None)
     if working is not None and ran(results.get(working.slug)):
         if statuses.get(working.slug) == NOT_STARTED:
@@ -97,8 +99,8 @@ def next_step(statuses, results, chosen):
                     "each one you write turns its to-dos into tests",), {}
         first = results[working.slug].first_failure()
         where = "shown in full above the table" if first is not None and first.printed else "its line in the table"
-        return (f"Next: fix the first failure of kata {working.slug} ({where}), save, "
-                f"and grade again; stuck? pytest --kata {working.number} --hint",), {}
+        stuck = "" if hinted else f"; stuck? pytest --kata {working.number} --hint"
+        return (f"Next: fix the first failure of kata {working.slug} ({where}), save, and grade again{stuck}",), {}
     after = max((k.number for k in chosen if statuses.get(k.slug) == DONE), default=0)
     ordered = sorted(katas(), key=lambda k: (k.number <= after, k.number))  # the katas after a finished one first
     unfinished = next((k for k in ordered if statuses.get(k.slug) != DONE), None)
