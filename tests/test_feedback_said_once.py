@@ -555,3 +555,14 @@ def test_a_method_of_self_alone_is_not_said_to_be_called_with_nothing(pytester):
     out = pytester.runpytest("--kata", "7", "-p", "no:randomly", "-k", "not speed").stdout.str()
     assert "your unpack raised TypeError" in out, out
     assert "called with no arguments" not in out and "was called with \n" not in out, out
+
+
+def test_a_piece_run_by_its_own_node_is_not_named_again_as_the_caller(pytester):
+    """accumulate_grad raising (its None case left out) is called by its own AccumulateGrad
+    node: 'by your accumulate_grad (AccumulateGrad)' only said its name a third time (the
+    sixth walk)."""
+    planted3(pytester, "04_accumulation", "accumulate",
+             "    if leaf._grad is None:\n", "    if create_graph:\n        leaf.grad = leaf.grad + grad\n    elif leaf._grad is None:\n")
+    out = pytester.runpytest("--kata", "4", "-p", "no:randomly", "-k", "not speed").stdout.str()
+    assert "your accumulate_grad raised TypeError" in out or "in your accumulate_grad" in out, out
+    assert "by your accumulate_grad" not in out, out

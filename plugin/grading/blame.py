@@ -193,7 +193,7 @@ def _learner_raised(error, frames):
         local = caller.frame.f_locals
         lines.append(f"  by the engine, to sum {node.name()}'s gradient for input {local.get('index')} "
                      f"down to that input's shape {tuple(local.get('shape', ()))}")
-    elif node is not None:
+    elif node is not None and (node.kind.rule or "accumulate_grad") != name:  # (its own node: said)
         rule = node.kind.rule or "accumulate_grad"
         whose = "the engine's" if _is_reference(rule) else "your"
         lines.append(f"  by {whose} {rule} ({node.name()})")
