@@ -161,7 +161,8 @@ def test_a_jacobian_grows_like_its_number_of_entries(ag, solution, counted_growt
 
     def make(n):
         x = ag.tensor(np.linspace(-1.0, 1.0, n))
-        return lambda: solution.jacobian(lambda t: (t * 0.5).tanh(), x)
+        # through call(): a freed graph gets the kata's advice here too (the sixth walk)
+        return lambda: call("jacobian", solution.jacobian, lambda t: (t * 0.5).tanh(), x)
 
     counted_growth(make, 12, what="outputs", graph="a Jacobian", memory=True, looks="cubic",
                    reference=lambda: solution.using("reference"))
