@@ -40,9 +40,17 @@ def assert_valid_order(order, roots):
     for node in order:
         for child in children(node):
             assert positions[node] < positions[child], (
-                f"your topological_order (toposort.py) lists {node.name()} after {child.name()}, which it "
-                f"sends its gradient to: {node.name()} must come before {child.name()}"
+                f"your topological_order (toposort.py) lists {node.name()} (#{positions[node]}) after "
+                f"{child.name()} (#{positions[child]}), which it sends its gradient to: {node.name()} must "
+                f"come before {child.name()}. Your order: {_numbered(order)}"
             )
+
+
+def _numbered(order, shown=12):
+    """The order as `#0 SumBackward0, #1 MulBackward0, ...`: a graph has several nodes of one
+    name, and the numbers say which ones the sentence means (the seventh walk)."""
+    names = [f"#{i} {node.name()}" for i, node in enumerate(order[:shown])]
+    return ", ".join(names) + (f", … ({len(order)} nodes)" if len(order) > shown else "")
 
 
 def test_a_single_node(ag):
