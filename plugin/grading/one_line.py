@@ -43,8 +43,11 @@ def shorten(line, limit=LIMIT):
     return kept + (" …" if kept.endswith(".") else "…")
 
 
-_ARRAY = re.compile(r"\[[-\d\s.,\[\]e+infa]{40,}\]")  # an array of numbers, as numpy prints it
 ARRAY_KEPT = 30
+# an array of numbers, as numpy prints it, longer than what a cut one keeps: when a line is too
+# long, every such array is cut alike (expected cut and got in full read as a mismatch: the
+# seventh walk)
+_ARRAY = re.compile(r"\[[-\d\s.,\[\]e+infa]{%d,}\]" % (ARRAY_KEPT + 2))
 
 
 def _first_elements(array):
