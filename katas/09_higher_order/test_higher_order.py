@@ -45,8 +45,8 @@ def assert_close(actual, expected, what):
     else:
         rtol, atol = 1e-6, 1e-9
     assert np.allclose(mine, expected, rtol=rtol, atol=atol), (
-        f"{what} differs from torch's: expected {np.array2string(expected, precision=5)}, "
-        f"got {np.array2string(mine, precision=5)}"
+        f"{what} differs from torch's: expected {np.array2string(expected, precision=5, separator=', ')}, "
+        f"got {np.array2string(mine, precision=5, separator=', ')}"
         + (f" (largest difference {np.abs(mine - expected).max():.2g}: the result must be exact up to "
            "rounding, as torch's; an approximation such as finite differences is not)"
            if mine.shape == expected.shape and np.allclose(mine, expected, rtol=1e-6, atol=1e-9) else "")
@@ -259,7 +259,7 @@ def test_penalty_equals_torchs(ag, solution, case_name):
     penalty, _ = engine_penalty(ag, solution, case)
     expected, _ = torch_penalty(case)
     assert penalty.numel() == 1, f"the penalty must be one number, got shape {tuple(penalty.shape)}"
-    assert_close(penalty.reshape(()), expected, "gradient_penalty")
+    assert_close(penalty.reshape(()), expected, f"gradient_penalty on {case_name}")
 
 
 @pytest.mark.parametrize("case_name", CASES)
@@ -274,8 +274,9 @@ def test_penalty_gradients_reach_the_critics_weights(ag, solution, case_name):
     grads = ag.autograd.grad(penalty.sum(), weights, allow_unused=True)
     _, expected = torch_penalty(case)
     for name, mine, theirs in zip(("w1", "b1", "w2"), grads, expected):
-        assert mine is not None, f"the penalty's gradient for the critic's {name} is None: it must reach every weight"
-        assert_close(mine, theirs, f"the penalty's gradient for the critic's {name}")
+        assert mine is not None, (f"the penalty's gradient for the critic's {name} is None ({case_name}): it "
+                                  "must reach every weight")
+        assert_close(mine, theirs, f"the penalty's gradient for the critic's {name} ({case_name})")
 
 
 def test_penalty_leaves_the_weights_grad_alone(ag, solution):
