@@ -188,8 +188,8 @@ def test_grad_keeps_its_object_across_passes(oracle):
             "x.grad": x.grad,
         }
 
-    agree(oracle, scenario, "without create_graph, later gradients are added in place into the same "
-          ".grad tensor (leaf.grad.add_(grad)); an optimizer may hold that object", x=X)
+    agree(oracle, scenario, "your accumulate_grad: without create_graph, later gradients are added in place "
+          "into the same .grad tensor (leaf.grad.add_(grad)); an optimizer may hold that object", x=X)
 
 
 @pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])

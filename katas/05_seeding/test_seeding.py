@@ -89,7 +89,7 @@ def test_the_implicit_seed_has_the_output_dtype(ag, dtype):
     y = (x * x).sum()
     (seed,) = seeds_for(ag, (y,), None, "an output with one element is seeded with 1")
     assert np.dtype(seed.dtype) == np.dtype(dtype), (
-        f"the output is {np.dtype(dtype)} but its seed is {seed.dtype}: make the ones in the "
+        f"your make_root_grads: the output is {np.dtype(dtype)} but its seed is {seed.dtype}: make the ones in the "
         "output's dtype (ag.ones_like(output) or output.new_ones(output.shape)); "
         "np.ones(...) is float64 and ag.ones(...) is float32"
     )
@@ -378,7 +378,7 @@ def test_a_gradient_of_another_dtype_is_cast_to_the_output_dtype(oracle, ag, cre
     g = ag.tensor(array(1.0, 0.5))  # float64, for a float32 output
     (seed,) = seeds_for(ag, (y,), (g,), "a float64 gradient for a float32 output (torch casts it)")
     assert np.dtype(seed.dtype) == np.float32, (
-        f"the output is float32 and its seed {seed.dtype}: cast a given gradient to the output's "
+        f"your make_root_grads: the output is float32 and its seed {seed.dtype}: cast a given gradient to the output's "
         "dtype (g.to(dtype=output.dtype)), as torch does")
     np.testing.assert_array_equal(seed.detach().numpy(), [1.0, 0.5])
 
@@ -410,7 +410,7 @@ def test_seeds_on_the_gpu(ag, case):
     y, g = GPU_SEEDS[case](ag, x)
     (seed,) = seeds_for(ag, (y,), None if g is None else (g,), f"{case} for an output on the GPU")
     assert str(seed.device) == "cuda:0", (
-        f"the output is on cuda:0 and its seed on {seed.device}: make the ones like the output "
+        f"your make_root_grads: the output is on cuda:0 and its seed on {seed.device}: make the ones like the output "
         "(ag.ones_like(output) or output.new_ones(output.shape)), which puts them on its device")
     y.backward(g)
     import torch
