@@ -14,6 +14,8 @@ MUTANTS = [
     # "the chain rule: grad times the local derivative"
     Mutant("forgets the chain rule in mul", "grad_a = grad * b if", "grad_a = b if", expect="a * b"),
     Mutant("forgets the chain rule in log", "return (grad / x,)", "return (1 / x,)", expect="x.log()"),
+    Mutant("multiplies grad by the exponent first in pow (a blind round's b09)", "(grad * (exponent * base ** (exponent - 1)))",
+           "(grad * exponent * base ** (exponent - 1))", expect="the derivative first, then times grad"),
     Mutant("multiplies log's gradient by 1 / x", "return (grad / x,)", "return (grad * (1 / x),)",
            expect="tiny float32"),  # blind round 3's 01 b10: 1 / x overflows where grad / x does not
     Mutant("multiplies div's gradient by 1 / b", "grad_a = grad / b if", "grad_a = grad * (1 / b) if",
@@ -135,7 +137,7 @@ def pow_backward(ctx, grad):
     base, exponent, out = ctx.saved_tensors
     zero = (base == 0) * 1.0
     # d/dbase is 0 where the exponent is 0, even for an infinite incoming gradient: selected
-    grad_base = (grad * 0).where(exponent == 0, grad * exponent * base ** (exponent - 1))
+    grad_base = (grad * 0).where(exponent == 0, grad * (exponent * base ** (exponent - 1)))
     # ln(0) is replaced only where 0 ** e is finite (e >= 0): 0 ** -1 keeps inf * ln(0) = -inf
     grad_exponent = grad * out * (base + zero * (exponent >= 0)).log()
     return grad_base, grad_exponent
@@ -202,7 +204,7 @@ def pow_backward(ctx, grad):
     base, exponent, out = ctx.saved_tensors
     zero = (base == 0) * (exponent >= 0) > 0  # 0 ** e finite: its exponent's gradient is 0
     safe = ag.ones_like(base).where(zero, base)
-    grad_base = ag.zeros_like(base).where(exponent == 0, grad * exponent * base ** (exponent - 1))
+    grad_base = ag.zeros_like(base).where(exponent == 0, grad * (exponent * base ** (exponent - 1)))
     grad_exponent = ag.zeros_like(out).where(zero, grad * out * safe.log())
     return _wanted(ctx, grad_base, grad_exponent)
 

@@ -413,3 +413,22 @@ def test_random_programs_agree_with_torch(fuzz):
     subnormals; first and second derivatives; changes in place between two backward passes),
     run on your engine and on torch. A failure shows the shortest program that still differs."""
     fuzz.check()
+
+
+# --- overflow by the order of a product (last: other pow and div tests name their mistakes first) ---
+
+HUGE = {  # a huge incoming gradient times a tiny derivative: finite in float32, in torch's order
+    "(x ** 200) * 1e37": (lambda lib, x: (x ** 200.0) * 1e37, {"x": np.array([0.5, 0.6, 0.7], np.float32)}),
+    "(a / b) * 1e37": (lambda lib, a, b: (a / b) * 1e37,
+                       {"a": np.array([100.0, -300.0, 2.0], np.float32), "b": np.array([1e3, 3e3, -4e2], np.float32)}),
+}
+
+
+@pytest.mark.parametrize("case", list(HUGE))
+def test_a_huge_gradient_through_a_tiny_derivative(oracle, case):
+    """The derivative is computed first, then multiplied into the gradient, as torch does:
+    grad * (exponent * x ** (exponent - 1)), -grad * ((a / b) / b). Multiplied in another
+    order, grad * exponent or grad * a overflows float32 to inf before the tiny factor comes
+    (and inf * 0 is nan)."""
+    fn, inputs = HUGE[case]
+    oracle.check_grads(fn, op=f"{case} in float32 (the derivative first, then times grad)", **inputs)
