@@ -363,6 +363,21 @@ def test_saved_tensors_are_freed_unless_retain_graph(oracle):
     oracle.compare(twice, x=array(0.5, -1.0))
 
 
+def test_create_graph_alone_does_not_keep_the_saved_tensors(oracle):
+    """create_graph=True with retain_graph=False: the pass still frees what it ran through, so
+    a second pass raises (only retain_graph keeps the saved tensors; when it is not given,
+    the engine passes create_graph as its value before your loop runs, as torch does)."""
+
+    def twice(lib, x):
+        y = (x.exp() * x).sum()
+        (g,) = lib.autograd.grad(y, [x], create_graph=True, retain_graph=False)
+        lib.autograd.grad(y, [x])  # freed now: torch's error
+        return g
+
+    oracle.compare(twice, x=array(0.5, -1.0), why="your run_backward: release each node's saved tensors "
+                   "after it ran unless retain_graph, whatever create_graph says")
+
+
 def test_only_the_nodes_that_ran_are_freed(oracle):
     """autograd.grad(z, [y]) stops at y: y's own node does not run, so it keeps what it saved,
     and a later pass through it works (free each node as it runs, not the whole order)."""
