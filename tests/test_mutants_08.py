@@ -101,6 +101,8 @@ MUTANTS = [
     Mutant("accepts any device type", "if kind not in DEVICE_TYPES:", "if not kind:", expect=BAD_STRING),
     Mutant("accepts an index with leading zeros", "([1-9][0-9]*|0)", "([0-9]+)", expect="cuda:01"),
     Mutant("accepts a negative index", "([1-9][0-9]*|0)", "(-?[1-9][0-9]*|0)", expect="cuda:-1"),
+    Mutant("reads any Unicode digit after the first (\\d: blind round 5's b19)", "([1-9][0-9]*|0)",
+           "([1-9]\\d*|0)", expect="random program"),
     Mutant("accepts a colon with no index", "(?::([1-9][0-9]*|0))?", "(?::([1-9][0-9]*|0)?)?",
            expect="cuda:]"),
     Mutant("gives cuda the index 0 when none is written", "        self.index = index\n",

@@ -901,6 +901,11 @@ class Saved(Focus):
 DEVICE_STRINGS = ["cpu", "cuda", "cuda:0", "cuda:1", "cpu:0", "cpu:1", "cuda:", "cuda:01", "cuda:-1", "cuda:x",
                   "gpu", "gpu:0", "gpu:x", "CUDA", "", " cuda", "cuda:1 ", "cuda:0:1", "cuda:1:2", "cuda:+1",
                   "cuda: 1", "cuda:\u00b2", "cuda:\u0661", "Cuda:0", "cuda0", ":0", "cpu:", "cuda:2", "cuda:10"]
+# Parts a device string is also composed of, beyond the list above: an index of ASCII digits
+# mixed with digits torch does not read (superscript, Arabic-Indic, fullwidth: str.isdigit()
+# and a regex's \d say yes to them; blind round 5's 08 b19 read "cuda:1\u0661" as cuda:11).
+DEVICE_TYPES = ["cuda", "cpu", "gpu", "CUDA"]
+INDEX_CHARACTERS = ["0", "1", "2", "9", "\u00b2", "\u0661", "\uff10", "\uff11", "-", "+", " ", "x", ":"]
 
 
 class Devices(Focus):
@@ -930,7 +935,7 @@ class Devices(Focus):
     # comparison skips: the object's class is the learner's own.
     def device_string(self):
         name = "_" + self.new_name("d")
-        text = self.pick(DEVICE_STRINGS).encode().decode("unicode_escape")
+        text = self.pick(DEVICE_STRINGS) if self.chance(0.5) else self.composed_device_string()
         make = f"{name} = DEVICE({text!r})"
         if text not in device_strings.WORDED:
             # torch's words are the contract only for the strings the kata lists; any other
@@ -940,6 +945,12 @@ class Devices(Focus):
         step = self.device_step(make)
         seen = f"{name[1:]} = ({name}.type, {name}.index, str({name}), repr({name}))"
         return Step(step.code + "\n" + seen, step.torch_code + "\n" + seen)
+
+    def composed_device_string(self):
+        """A type, a colon, and one to three characters of an index: mostly digits, some that
+        only look like digits."""
+        index = "".join(self.pick(INDEX_CHARACTERS) for _ in range(self.integer(1, 3)))
+        return f"{self.pick(DEVICE_TYPES)}:{index}"
 
     def device_parts(self):
         name = "_" + self.new_name("d")
