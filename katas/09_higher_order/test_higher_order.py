@@ -16,6 +16,7 @@ VECTOR_FUNCTIONS = {
     "sum of squares": lambda lib: (lambda x: (x * x).sum()),
     "a matrix: x x^T": lambda lib: (lambda x: x.reshape(3, 1) @ x.tanh().reshape(1, 3)),
     "a constant (x unused)": lambda lib: (lambda x: lib.ones(2) * 3),
+    "x * x.sum() (x's shape, not elementwise)": lambda lib: (lambda x: x * x.sum()),
 }
 SCALAR_FUNCTIONS = {
     "sum(x**3)": lambda lib: (lambda x: (x ** 3).sum()),
@@ -39,6 +40,7 @@ def assert_close(actual, expected, what):
         f"{what}: shape {tuple(actual.shape)}, torch's is {tuple(expected.shape)}"
     )
     mine = values(actual)
+    assert mine.dtype == expected.dtype, f"{what}: dtype {mine.dtype}, torch's is {expected.dtype}"
     if expected.dtype == np.float64 and mine.dtype == np.float64:
         # Both exact up to rounding: an approximation (finite differences) is not enough.
         rtol, atol = 1e-12, 1e-13 * max(1.0, float(np.abs(expected).max(initial=0.0)))
@@ -110,10 +112,12 @@ def test_jacobian_keeps_both_shapes(ag, solution, shape):
     assert_close(actual, expected, f"jacobian at an x of shape {shape}")
 
 
-def test_jacobian_of_a_function_that_does_not_reach_x_is_zero(ag, solution):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+def test_jacobian_of_a_function_that_does_not_reach_x_is_zero(ag, solution, dtype):
     """f(x) = w * 2, w a weight: f's output requires grad, but its graph never reaches x, so
-    autograd.grad finds no gradient for x (None with allow_unused). torch's jacobian: zeros."""
-    x, w = RNG.normal(size=3), RNG.normal(size=2)
+    autograd.grad finds no gradient for x (None with allow_unused). torch's jacobian: zeros,
+    in x's dtype."""
+    x, w = RNG.normal(size=3).astype(dtype), RNG.normal(size=2).astype(dtype)
 
     def f(lib, weight):
         return lambda t: weight * 2
