@@ -353,3 +353,30 @@ def test_random_cases_agree_with_torch(fuzz, solution):
     both multi-task strategies and both ways to take the weights' gradients. A failure shows
     the case."""
     fuzz.check(solution)
+
+
+@pytest.mark.parametrize("helper", ["grads_all_at_once", "grads_one_by_one"])
+def test_a_weight_the_loss_does_not_use_is_an_error(oracle, solution, helper):
+    """As autograd.grad without allow_unused: torch's error, not a None that hides a weight the
+    network forgot (blind round 5's b14 passed allow_unused=True)."""
+
+    def unused(lib, w, spare):
+        loss = (w * w).sum()
+        helpers = _TorchHelpers if lib.__name__ == "torch" else solution
+        return getattr(helpers, helper)(loss, [w, spare])
+
+    oracle.compare(unused, w=np.array([1.0, 2.0]), spare=np.array([3.0]))
+
+
+class _TorchHelpers:
+    """The helpers written with torch, for the oracle's torch side."""
+
+    @staticmethod
+    def grads_all_at_once(loss, weights):
+        import torch
+        return list(torch.autograd.grad(loss, weights))
+
+    @staticmethod
+    def grads_one_by_one(loss, weights):
+        import torch
+        return [torch.autograd.grad(loss, [w], retain_graph=True)[0] for w in weights]

@@ -69,7 +69,8 @@ def multitask_summed(loss1, loss2):
 
 def grads_all_at_once(loss, weights):
     """The gradients of `loss` with respect to every tensor in `weights` (a list, in order),
-    from ONE `ag.autograd.grad` call. `.grad` is not touched."""
+    from ONE `ag.autograd.grad` call. `.grad` is not touched. A weight the loss does not use
+    is an error, in torch's words (autograd.grad's, without allow_unused)."""
     raise NotImplementedError("grads_all_at_once: see katas/10_capstone/README.md")
 
 
