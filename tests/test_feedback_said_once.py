@@ -543,12 +543,16 @@ def test_a_tests_docstring_is_kept_whole():
 def test_a_learners_line_quoting_the_words_said_keeps_their_start():
     """The learner's raise line under the sentence that says its words: still recognizably the
     line they wrote (`"(the words above)"` read as a misquote: the fifth walk), not the words
-    twice."""
-    from plugin.grading.blame import _without
+    twice; an f-string's words too, whatever values filled them."""
+    from plugin.grading.shown_source import its_start, without_said
 
     words = "grad can be implicitly created only for scalar outputs"
-    shown = _without(f'raise RuntimeError("{words}")', words)
-    assert shown.startswith('raise RuntimeError("grad can be') and words not in shown, shown
+    (shown,) = without_said([f'  at seeding.py, line 3: raise RuntimeError("{words}")'], words, its_start)
+    assert 'raise RuntimeError("grad can be implicitly …")' in shown and words not in shown, shown
+    said = "element 1 of tensors does not require grad and does not have a grad_fn"
+    (shown,) = without_said(['  at seeding.py, line 5: raise RuntimeError(f"element {i} of tensors does not '
+                             'require grad and does not have a grad_fn")'], said, its_start)
+    assert 'raise RuntimeError(f"element {i} of tensors …")' in shown and "does not have" not in shown, shown
 
 
 def test_a_method_of_self_alone_is_not_said_to_be_called_with_nothing(pytester):

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import manifest
 from ..manifest import ROOT
+from .shown_source import its_start, without_said
 
 # The engine's methods that check what a node's rule returned, after it returned.
 _CHECKS = ("_checked", "_reduced", "_cast", "_as_tuple")
@@ -147,20 +148,6 @@ def _node_of(frame):
 
 # --- 1. the learner's code raised ---------------------------------------------------------------
 
-def _without(source, message):
-    """A source line that quotes the message just said (`assert ok, "the words"`, `raise
-    E("the words")`) with only the words' start kept: said once, and still the line the
-    learner wrote, recognizably (a placeholder there read as a misquote: the fifth walk)."""
-    if len(message) < 12:
-        return source
-    words = message.split()
-    start = " ".join(words[:min(4, len(words) // 2)])
-    for quote in ('"', "'"):
-        if f"{quote}{message}{quote}" in source:
-            return source.replace(f"{quote}{message}{quote}", f"{quote}{start} …{quote}")
-    return source
-
-
 def _learner_raised(error, frames):
     mine = [i for i, f in enumerate(frames) if f.kind == "learner"]
     if not mine:
@@ -176,7 +163,8 @@ def _learner_raised(error, frames):
     lines = [f"your {inner_name} raised {_error_words(error)}"]
     # the learner's frames, outermost first (the engine's and the kit's between them left out)
     shown = [frames[i] for i in mine][-5:]
-    lines += [f"  at {f.where}, in {f.code.co_name}: {_without(f.source, str(error))}" for f in shown]
+    said = " ".join(str(error).split())  # the learner's lines quote these words: their start is enough
+    lines += without_said([f"  at {f.where}, in {f.code.co_name}: {f.source}" for f in shown], said, its_start)
     caller = _caller_node(frames[:entry])
     node = None if caller is None else caller.node
     method = None if caller is None else caller.code.co_name

@@ -167,8 +167,8 @@ def _learner_pieces_called(rule):
 
     if not rule or is_reference(rule):
         return []
-    function = getattr(getattr(pieces.active, rule, None), "__wrapped__", None) or getattr(pieces.active, rule, None)
-    names = getattr(getattr(function, "__code__", None), "co_names", ())
+    piece = getattr(pieces.active, rule, None)
+    names = getattr(getattr(getattr(piece, "__wrapped__", piece), "__code__", None), "co_names", ())
     return [name for name in names if name != rule and name in pieces.REFERENCE and not is_reference(name)]
 
 

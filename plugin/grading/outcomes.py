@@ -201,7 +201,7 @@ def learners_error_under(error, learner_paths):
     added = [line for line in ([head] if head else []) + where if line.strip() and line.strip() not in message]
     if added:
         said = " ".join(message.split())
-        added = [shown_source.without_said([line], said, placeholder=shown_source.SAID_ABOVE)[0] for line in added]
+        added = [shown_source.without_said([line], said, placeholder=shown_source.its_start)[0] for line in added]
         reword(error, "\n".join([message.rstrip()] + [f"  {line.strip()}" for line in added]))
     error.__cause__ = None
     error.__suppress_context__ = True

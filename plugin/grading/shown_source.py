@@ -14,7 +14,6 @@ import re
 LEARNER_ENGINE = "<engine: your pieces + the reference's>"
 MODEL_ENGINE = "<engine: the model solutions>"
 SAID = '"(message below)"'  # the words are in the error under the source
-SAID_ABOVE = '"(said above)"'  # a learner's line quoted in the error, under the sentence that says them
 SHORTEST = 20  # a shorter literal is code (a key, a name, a format), not the message's words
 
 _MODULE = re.compile(r"^<module 'reference' from .*>$")
@@ -41,7 +40,8 @@ def tidy(longrepr, learner_paths=frozenset(), engine=LEARNER_ENGINE):
 def without_said(lines, message, placeholder=SAID):
     """The source `lines` with each literal whose words are in `message` (normalized spaces)
     replaced by `placeholder` (a short one too where it goes on from one replaced on the line
-    above); a line that starts with a replaced one joins the line above."""
+    above); a line that starts with a replaced one joins the line above. `placeholder` may be
+    a function of the literal's match instead (`its_start`)."""
     kept, in_docstring = [], False
     for line in lines:
         if line.startswith("E"):
@@ -53,15 +53,25 @@ def without_said(lines, message, placeholder=SAID):
             in_docstring = quotes % 2 == (0 if in_docstring else 1)
             kept.append(line)
             continue
-        going_on = bool(kept) and kept[-1].rstrip().endswith(placeholder)  # the words go on here
-        shortest = 1 if going_on else SHORTEST
-        shown = _LITERAL.sub(lambda found: placeholder if _said_in(found, message, shortest)
-                             and not _an_operand(line, found) else found.group(0), line)
+        going_on = isinstance(placeholder, str) and bool(kept) and kept[-1].rstrip().endswith(placeholder)
+        shortest = 1 if going_on else SHORTEST  # (going on: the words go on from the line above)
+        shown = _LITERAL.sub(lambda found: (placeholder if isinstance(placeholder, str) else placeholder(found))
+                             if _said_in(found, message, shortest) and not _an_operand(line, found)
+                             else found.group(0), line)
         if going_on and shown != line and shown.strip().startswith(placeholder):
             kept[-1] = kept[-1].rstrip() + shown.strip()[len(placeholder):]  # `"(…)", x=W)` joins `f(a, "(…)"`
             continue
         kept.append(shown)
     return kept
+
+
+def its_start(found):
+    """A literal cut to its first words: a learner's own line under the sentence that says its
+    words stays recognizably the line they wrote ("(the words above)" read as a misquote: the
+    fifth walk), and the words are not said twice."""
+    prefix, quoted = found.group(1), found.group(2)
+    words = quoted[1:-1].split()
+    return f"{prefix}{quoted[0]}{' '.join(words[:min(4, len(words) // 2)])} …{quoted[0]}"
 
 
 def _opens_docstring(line):
