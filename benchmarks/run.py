@@ -7,7 +7,9 @@
 Every library runs every workload it can, side by side: the reference, torch's C++ engine and
 hand-written numpy (the bounds), and the pure-Python peers a learner or teacher would pick
 instead, HIPS autograd and MyGrad (and micrograd on scalars), when the optional `bench` extra
-is installed (`pip install -e .[bench]`).
+is installed (`pip install -e .[bench]`). Below the targets, with no target of its own, the
+bare engine (bare_engine.py): the floor of an eager Python engine on the MLP step and the tiny
+chain.
 
 Method: warm-up first, then interleaved rounds. In each round the MLP step (once with 1 BLAS
 thread, once with 2), the tiny-op chain and the scalar chain run a block of repetitions on
@@ -122,7 +124,7 @@ def measure(rounds=7, mlp_reps=30, tiny_reps=10, deep_rounds=3, warmup=3, log=pr
     round_medians = {}
     errors = {}
     mlp = {library: W.make_mlp_step(library) for library in libraries(W.MLP_LIBRARIES)}
-    tiny = {library: W.make_tiny_chain(library) for library in libraries(W.CHAIN_LIBRARIES)}
+    tiny = {library: W.make_tiny_chain(library) for library in libraries(W.TINY_LIBRARIES)}
     scalar = {library: W.make_scalar_chain(library) for library in scalar_libraries()}
     for function in list(mlp.values()) + list(tiny.values()) + list(scalar.values()):
         for _ in range(warmup):
@@ -261,7 +263,7 @@ def summarize(samples, memory=None):
     figures = {
         "mlp_ms": {count: {lib: scaled(f"mlp{count}/{lib}", 1e3) for lib in W.MLP_LIBRARIES
                            if samples.get(f"mlp{count}/{lib}")} for count in MLP_THREADS},
-        "tiny_us_per_op": {lib: scaled(f"tiny/{lib}", 1e6 / W.TINY_OPS) for lib in W.CHAIN_LIBRARIES
+        "tiny_us_per_op": {lib: scaled(f"tiny/{lib}", 1e6 / W.TINY_OPS) for lib in W.TINY_LIBRARIES
                            if samples.get(f"tiny/{lib}")},
         "scalar_us_per_op": {lib: scaled(f"scalar/{lib}", 1e6 / (3 * W.SCALAR_CYCLES))
                              for lib in W.SCALAR_LIBRARIES if samples.get(f"scalar/{lib}")},
@@ -284,6 +286,7 @@ def summarize(samples, memory=None):
     per_target["memory_vs_torch"] = (
         [sizes["reference"] / sizes["torch"]] if sizes.get("reference") and sizes.get("torch") else []
     )
+    figures["floor"] = _floor(rounds)
     targets = dict(TARGETS)
     for peer in ("hips", "mygrad"):
         for workload in AHEAD_WORKLOADS:
@@ -311,6 +314,28 @@ def summarize(samples, memory=None):
     return figures, ratios, spreads, verdicts, targets
 
 
+# The bare engine (benchmarks/bare_engine.py) is no target and no peer: these ratios say where
+# the floor of an eager Python engine lies, and how far above it the reference is.
+FLOOR_RATIOS = {
+    "MLP step, 1 thread: bare engine / numpy by hand": ("mlp1/bare", "mlp1/numpy"),
+    "MLP step, 2 threads: bare engine / numpy by hand": ("mlp2/bare", "mlp2/numpy"),
+    "tiny op: bare engine / torch": ("tiny/bare", "tiny/torch"),
+    "MLP step, 1 thread: reference / bare engine": ("mlp1/reference", "mlp1/bare"),
+    "MLP step, 2 threads: reference / bare engine": ("mlp2/reference", "mlp2/bare"),
+    "tiny op: reference / bare engine": ("tiny/reference", "tiny/bare"),
+}
+
+
+def _floor(rounds):
+    """{label: (median, lowest, highest)} of the per-round ratios of FLOOR_RATIOS measured."""
+    floor = {}
+    for label, (workload, baseline) in FLOOR_RATIOS.items():
+        values = _per_round(rounds, workload, baseline)
+        if values:
+            floor[label] = (statistics.median(values), min(values), max(values))
+    return floor
+
+
 def _cell(value, unit, digits):
     return f"{value:.{digits}f} {unit}" if value is not None else "-"
 
@@ -329,7 +354,7 @@ def side_by_side(figures):
     header = (f"  {'library':<17}{'MLP, 1 thread':>14}{'MLP, 2 threads':>16}{'tiny op':>11}"
               f"{'scalar op':>11}   deep chain: fwd + bwd")
     lines = [header]
-    for library in ("numpy", "torch", "reference", "hips", "mygrad", "micrograd"):
+    for library in ("numpy", "torch", "reference", "hips", "mygrad", "micrograd", "bare"):
         cells = [mlp[count].get(library) for count in MLP_THREADS]
         row = [_cell(cells[0], "ms", 3), _cell(cells[1], "ms", 3), _cell(tiny.get(library), "us", 2),
                _cell(scalar.get(library), "us", 2)]
@@ -430,6 +455,11 @@ def report(figures, ratios, spreads, verdicts, targets, samples, threads, check,
     share = figures.get("collector_share")
     if share is not None:
         lines.append(f"  (the deep chain's whole process: the cycle collector's share {share:.0%})")
+    if figures.get("floor"):
+        lines += ["", "The floor, no target (benchmarks/bare_engine.py: an eager engine with nothing but "
+                      "one object and one closure per operation), the median and range of the rounds:"]
+        for label, (value, low, high) in figures["floor"].items():
+            lines.append(f"  {label:<50}{value:6.2f}x  range {low:.2f}-{high:.2f}x")
     lines.append("")
     return "\n".join(lines)
 

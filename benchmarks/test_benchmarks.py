@@ -26,7 +26,7 @@ def test_mlp_step(benchmark, library):
     assert np.isfinite(float(loss.detach() if hasattr(loss, "detach") else loss))
 
 
-@pytest.mark.parametrize("library", W.CHAIN_LIBRARIES)
+@pytest.mark.parametrize("library", W.TINY_LIBRARIES)
 def test_tiny_chain(benchmark, library):
     """1,000 tiny ops on (4,) float32, forward and backward; extra_info has the time per op."""
     benchmark.group = f"tiny-chain ({W.TINY_OPS:,} ops, forward + backward)"

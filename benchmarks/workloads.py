@@ -30,12 +30,13 @@ import os
 
 import numpy as np
 
-MLP_LIBRARIES = ("numpy", "reference", "torch", "hips", "mygrad")
-CHAIN_LIBRARIES = ("reference", "torch", "hips", "mygrad")
+MLP_LIBRARIES = ("numpy", "reference", "torch", "hips", "mygrad", "bare")
+TINY_LIBRARIES = ("reference", "torch", "hips", "mygrad", "bare")
+CHAIN_LIBRARIES = ("reference", "torch", "hips", "mygrad")  # the deep chain
 SCALAR_LIBRARIES = ("reference", "torch", "micrograd")
 PEERS = ("hips", "mygrad", "micrograd")  # optional: the `bench` extra
 NAMES = {"numpy": "numpy (by hand)", "reference": "reference", "torch": "torch", "hips": "HIPS autograd",
-         "mygrad": "MyGrad", "micrograd": "micrograd"}
+         "mygrad": "MyGrad", "micrograd": "micrograd", "bare": "bare engine"}
 
 BATCH = 64
 SIZES = (784, 256, 128, 10)
@@ -167,6 +168,10 @@ def _library(name):
         import torch
 
         return torch
+    if name == "bare":
+        from . import bare_engine  # the floor of an eager Python engine (benchmarks/bare_engine.py)
+
+        return bare_engine
     if name == "micrograd":
         import micrograd.engine  # the optional `bench` extra: pip install -e .[bench]
 
@@ -184,7 +189,7 @@ def _library(name):
 
 def available(library):
     """Whether `library` can be imported here (the peers are an optional extra)."""
-    if library in ("numpy", "reference", "torch"):
+    if library in ("numpy", "reference", "torch", "bare"):
         return True
     try:
         _library(library)

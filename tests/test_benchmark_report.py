@@ -66,6 +66,11 @@ DEEP = {"reference": ((0.4, 0.6), (0.5, 0.6)), "reference-own": ((0.2, 0.3), (0.
 GROWTH = {10_000: 3e-6, 100_000: 3.3e-6, 300_000: 4.5e-6}
 
 
+THREADS = {"numpy_blas_threads": 2, "numpy_blas_threads_from": "test", "torch_threads": 2,
+           "torch_threads_default": 2, "cpu_count": 2}
+SETTINGS = {"rounds": 3, "mlp_reps": 3, "tiny_reps": 3, "deep_rounds": 2}
+
+
 def summary(*args, **kwargs):
     return run.summarize(made_up_samples(*args, **kwargs))
 
@@ -131,11 +136,8 @@ def test_the_figures_stay_the_medians_of_every_sample():
 def test_the_report_shows_every_library_side_by_side_and_each_target_with_its_verdict():
     samples = made_up_samples(ROUNDS, DEEP, GROWTH)
     figures, ratios, spreads, verdicts, targets = run.summarize(samples, {"reference": 1080, "torch": 1190})
-    threads = {"numpy_blas_threads": 2, "numpy_blas_threads_from": "test", "torch_threads": 2,
-               "torch_threads_default": 2, "cpu_count": 2}
     check = {lib: {"max_loss_diff": 0.0, "max_weight_diff": 0.0} for lib in ("reference", "torch")}
-    settings = {"rounds": 3, "mlp_reps": 3, "tiny_reps": 3, "deep_rounds": 2}
-    text = run.report(figures, ratios, spreads, verdicts, targets, samples, threads, check, settings)
+    text = run.report(figures, ratios, spreads, verdicts, targets, samples, THREADS, check, SETTINGS)
     lines = text.splitlines()
     mygrad_row = next(line for line in lines if line.startswith("  MyGrad "))
     assert "4000.000 ms" in mygrad_row and "3.00 s (1.00 + 2.00)" in mygrad_row  # its MLP median, its deep run
@@ -156,3 +158,21 @@ def test_the_scalar_chain_computes_the_same_gradient_on_every_library():
         run_chain = W.make_scalar_chain(library)
         assert run_chain() == pytest.approx(expected, rel=1e-5), library
         assert run_chain() == pytest.approx(expected, rel=1e-5), library  # the leaf was reset
+
+
+def test_the_floor_is_reported_beside_the_targets_and_judged_on_none():
+    # The bare engine's MLP rounds against numpy's 1, 2, 3: 1.05, 1.00, 1.20 (median 1.05);
+    # the reference's 1.10, 2.24, 4.20 against the bare engine's: 1.048, 1.12, 1.167 (1.12).
+    rounds = dict(ROUNDS, **{"mlp1/bare": [1.05, 2.0, 3.6]})
+    samples = made_up_samples(rounds, DEEP, GROWTH)
+    figures, ratios, spreads, verdicts, targets = run.summarize(samples)
+    floor = figures["floor"]
+    assert floor["MLP step, 1 thread: bare engine / numpy by hand"] == pytest.approx((1.05, 1.00, 1.20))
+    assert floor["MLP step, 1 thread: reference / bare engine"][0] == pytest.approx(1.12)
+    assert "MLP step, 2 threads: bare engine / numpy by hand" not in floor  # not measured
+    assert not any("bare" in name for name in list(targets) + list(verdicts))
+    text = run.report(figures, ratios, spreads, verdicts, targets, samples, THREADS, {}, SETTINGS)
+    line = next(line for line in text.splitlines() if "1 thread: bare engine / numpy" in line)
+    assert "1.05x" in line and "1.00-1.20x" in line
+    assert next(line for line in text.splitlines() if line.startswith("  bare engine ")).split()[2] == "2000.000"
+
