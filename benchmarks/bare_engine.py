@@ -1,9 +1,10 @@
 """A bare eager autograd engine on numpy: the floor of the benchmarks' pure-Python engines.
 
-micrograd's design with numpy arrays: each operation makes one object holding its result, its
-inputs and a closure that pushes the gradient back. Nothing else: no checks, no saved-tensor
-versions, no hooks, no graph objects a user can inspect, gradients as plain numpy arrays, no
-seam for a learner's pieces. Only what the benchmarks' MLP step and tiny-op chain use.
+micrograd's design with numpy arrays: each operation makes one object holding its result,
+its inputs and a closure that turns its gradient into its inputs' gradients. Nothing else:
+no checks, no saved-tensor versions, no hooks, no graph objects a user can inspect,
+gradients as plain numpy arrays, no seam for a learner's pieces. Only what the benchmarks'
+MLP step and tiny-op chain use.
 
 It is not a product and not a peer: it tells how much of the reference's time over numpy
 by hand is Python's own cost of an eager tape (one object and one call per operation), and
