@@ -131,7 +131,7 @@ class Tensor:
 
 def _result(data, inputs, backward):
     """The output of an operation: it records `backward` only when an input requires grad."""
-    if _recording[0] and any(t.requires_grad for t in inputs):
+    if _recording and any(t.requires_grad for t in inputs):
         return Tensor(data, True, inputs, backward)
     return Tensor(data)
 
@@ -171,13 +171,14 @@ def arange(n):
     return Tensor(np.arange(n))
 
 
-_recording = [True]
+_recording = True  # False inside no_grad()
 
 
 @contextlib.contextmanager
 def no_grad():
-    _recording[0] = False
+    global _recording
+    previous, _recording = _recording, False
     try:
         yield
     finally:
-        _recording[0] = True
+        _recording = previous
