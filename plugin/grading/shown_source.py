@@ -42,6 +42,8 @@ def without_said(lines, message, placeholder=SAID):
     replaced by `placeholder` (a short one too where it goes on from one replaced on the line
     above); a line that starts with a replaced one joins the line above. `placeholder` may be
     a function of the literal's match instead (`its_start`)."""
+    replacement = placeholder if callable(placeholder) else (lambda found: placeholder)
+    joins = isinstance(placeholder, str)  # a fixed placeholder can join the line above's
     kept, in_docstring = [], False
     for line in lines:
         if line.startswith("E"):
@@ -53,9 +55,9 @@ def without_said(lines, message, placeholder=SAID):
             in_docstring = quotes % 2 == (0 if in_docstring else 1)
             kept.append(line)
             continue
-        going_on = isinstance(placeholder, str) and bool(kept) and kept[-1].rstrip().endswith(placeholder)
+        going_on = joins and bool(kept) and kept[-1].rstrip().endswith(placeholder)
         shortest = 1 if going_on else SHORTEST  # (going on: the words go on from the line above)
-        shown = _LITERAL.sub(lambda found: (placeholder if isinstance(placeholder, str) else placeholder(found))
+        shown = _LITERAL.sub(lambda found: replacement(found)
                              if _said_in(found, message, shortest) and not _an_operand(line, found)
                              else found.group(0), line)
         if going_on and shown != line and shown.strip().startswith(placeholder):
